@@ -547,7 +547,7 @@ class TestCluster:
         last = ""
         # The serving cert does not exist until the apiserver writes it: poll without verification,
         # then check that the CA bundle really verifies the server.
-        with httpx.Client(timeout=5.0, verify=False, headers=headers) as http:  # noqa: S501
+        with httpx.Client(timeout=5.0, verify=False, headers=headers) as http:
             while time.monotonic() < deadline:
                 self._check_alive(self._apiserver)
                 try:
@@ -565,7 +565,8 @@ class TestCluster:
                 time.sleep(0.25)
             else:
                 raise self._failure(
-                    f"kube-apiserver at {self.server} not ready within {self.ready_timeout:.0f}s (last: {last})"
+                    f"kube-apiserver at {self.server} not ready within "
+                    f"{self.ready_timeout:.0f}s (last: {last})"
                 )
         try:
             with httpx.Client(timeout=5.0, verify=self.ssl_context(), headers=headers) as http:
