@@ -2,3 +2,30 @@
 what its structure is, what phase it is in, and how its pod specs can be changed safely."""
 
 __version__ = "0.1.0"
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workload_map.resolve import CompiledDefinition, Workload, compile_definition, resolve
+
+# The front door is exported lazily so that ``import workload_map`` stays light (no pydantic,
+# no jq engine) until it is used.
+_LAZY = {
+    "resolve": "workload_map.resolve",
+    "compile_definition": "workload_map.resolve",
+    "CompiledDefinition": "workload_map.resolve",
+    "Workload": "workload_map.resolve",
+}
+
+__all__ = ["CompiledDefinition", "Workload", "__version__", "compile_definition", "resolve"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'workload_map' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,60 @@
+"""The resolver: a workload object read through its Karta definition.
+
+Front door::
+
+    from workload_map import resolve, compile_definition
+
+    workload = resolve(karta, obj)              # obj: dict, or JSON text/bytes
+    compiled = compile_definition(karta)        # compile once ...
+    workloads = [resolve(compiled, o) for o in objs]  # ... resolve many
+
+See docs/library.md.
+"""
+
+from workload_map.resolve._support import ResolveFieldError
+from workload_map.resolve.compiled import (
+    CompiledComponent,
+    CompiledDefinition,
+    CompiledExpression,
+    compile_definition,
+)
+from workload_map.resolve.quantity import QuantityError, parse_quantity
+from workload_map.resolve.resolver import load_object, resolve, resolve_many, scope_children
+from workload_map.resolve.resources import ResourceTotals
+from workload_map.resolve.types import (
+    Component,
+    ComponentNode,
+    Condition,
+    ExtractedSpec,
+    FragmentedPodSpec,
+    Instance,
+    InstanceNode,
+    Scale,
+    Workload,
+    WorkloadStatus,
+)
+
+__all__ = [
+    "CompiledComponent",
+    "CompiledDefinition",
+    "CompiledExpression",
+    "Component",
+    "ComponentNode",
+    "Condition",
+    "ExtractedSpec",
+    "FragmentedPodSpec",
+    "Instance",
+    "InstanceNode",
+    "QuantityError",
+    "ResolveFieldError",
+    "ResourceTotals",
+    "Scale",
+    "Workload",
+    "WorkloadStatus",
+    "compile_definition",
+    "load_object",
+    "parse_quantity",
+    "resolve",
+    "resolve_many",
+    "scope_children",
+]

@@ -1,0 +1,111 @@
+"""Kubernetes resource quantities (``resource.Quantity``), parsed exactly.
+
+A quantity is held as an integer number of *nano-units* (1e-9 of the base unit). That is the
+precision Kubernetes keeps: a value with more precision than nano is rounded up on parse. Every
+quantity that can appear in a valid object is therefore an exact integer here, and sums,
+maxima and multiplications stay exact; conversion to millicores or bytes rounds up at the end,
+as ``Quantity.MilliValue()`` / ``Quantity.Value()`` do.
+
+Grammar (from the Kubernetes API reference)::
+
+    <quantity>        ::= <signedNumber><suffix>
+    <signedNumber>    ::= <number> | +<number> | -<number>
+    <number>          ::= <digits> | <digits>.<digits> | <digits>. | .<digits>
+    <suffix>          ::= <binarySI> | <decimalExponent> | <decimalSI>
+    <binarySI>        ::= Ki | Mi | Gi | Ti | Pi | Ei
+    <decimalSI>       ::= m | "" | k | M | G | T | P | E
+    <decimalExponent> ::= "e" <signedNumber> | "E" <signedNumber>
+
+So ``1E`` is one exa, ``1E3`` is one thousand, ``12e6`` is twelve million. JSON numbers are
+accepted too (Kubernetes accepts an unquoted number for a quantity).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from workload_map.errors import ResolveError
+
+NANO = 1_000_000_000
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {"m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+
+_QUANTITY_RE = re.compile(
+    r"""^(?P<sign>[+-]?)
+        (?P<int>[0-9]*)(?:\.(?P<frac>[0-9]*))?
+        (?:(?P<bin>[KMGTPE]i)|[eE](?P<exp>[+-]?[0-9]+)|(?P<dec>[mkMGTPE]?))$""",
+    re.VERBOSE,
+)
+# Kubernetes caps the exponent; anything larger is outside what a Quantity can hold.
+_MAX_EXPONENT = 1000
+
+
+class QuantityError(ResolveError):
+    """A value is not a valid Kubernetes quantity."""
+
+
+def _ceil_div(a: int, b: int) -> int:
+    """Divide, rounding the magnitude up (away from zero), as Kubernetes scales quantities."""
+    q = -((-abs(a)) // b)
+    return -q if a < 0 else q
+
+
+@lru_cache(maxsize=4096)
+def _parse_text(text: str) -> int:
+    m = _QUANTITY_RE.match(text)
+    if m is None:
+        raise QuantityError(f"quantity {text!r} is not a valid Kubernetes quantity")
+    int_part = m.group("int") or ""
+    frac_part = m.group("frac") or ""
+    if not int_part and not frac_part:
+        raise QuantityError(f"quantity {text!r} is not a valid Kubernetes quantity")
+    digits = int((int_part + frac_part) or "0")
+    # value = digits * 10**(-len(frac)) * multiplier
+    scale10 = -len(frac_part)
+    mult2 = 1
+    if m.group("bin"):
+        mult2 = _BINARY[m.group("bin")]
+    elif m.group("exp") is not None:
+        exp = int(m.group("exp"))
+        if abs(exp) > _MAX_EXPONENT:
+            raise QuantityError(f"quantity {text!r} is out of range")
+        scale10 += exp
+    else:
+        scale10 += _DECIMAL[m.group("dec") or ""]
+    # Convert to nano-units, rounding the magnitude up (away from zero) like Kubernetes does.
+    scale10 += 9
+    numerator = digits * mult2
+    value = numerator * 10**scale10 if scale10 >= 0 else _ceil_div(numerator, 10 ** (-scale10))
+    return -value if m.group("sign") == "-" else value
+
+
+def parse_quantity(value: Any) -> int:
+    """Parse a quantity (string or JSON number) into integer nano-units.
+
+    Raises :class:`QuantityError` (a :class:`~workload_map.errors.ResolveError`) when the value
+    is not a quantity.
+    """
+    if isinstance(value, str):
+        return _parse_text(value.strip())
+    if isinstance(value, bool) or value is None:
+        raise QuantityError(f"quantity {value!r} is not a valid Kubernetes quantity")
+    if isinstance(value, int):
+        return value * NANO
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise QuantityError(f"quantity {value!r} is not a valid Kubernetes quantity")
+        return _parse_text(repr(value))
+    raise QuantityError(f"quantity {value!r} is not a valid Kubernetes quantity")
+
+
+def to_millis(nanos: int) -> int:
+    """Nano-units to milli-units, rounded up (``Quantity.MilliValue``)."""
+    return _ceil_div(nanos, 1_000_000)
+
+
+def to_units(nanos: int) -> int:
+    """Nano-units to whole units, rounded up (``Quantity.Value``)."""
+    return _ceil_div(nanos, NANO)
