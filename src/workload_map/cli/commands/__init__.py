@@ -1,0 +1,2 @@
+"""One module per subcommand, each exposing ``command`` (a click command). Register new ones in
+``workload_map.cli.main.COMMANDS``."""

@@ -1,0 +1,220 @@
+"""``wmap``: the root command, lazy subcommand loading and the top-level error handler.
+
+Streams: data on stdout; warnings (``warning: ...``, printed after the output), errors
+(``error: ...``) and notices on stderr. Never a traceback unless ``--debug`` (or
+``WMAP_DEBUG=1``) is given. Exit codes: ``workload_map.cli.exit_codes``.
+
+Import discipline: this module imports only click and light project modules. Subcommand modules
+are imported when their command runs (``LazyGroup``), and ``--help`` lists them from the
+``COMMANDS`` table without importing them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+
+from workload_map import __version__, messages
+from workload_map.cli import exit_codes
+
+PROG = "wmap"
+
+# name -> (module, one-line help). The module must define ``command`` (a click.Command).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "validate": ("workload_map.cli.commands.validate", "Check Karta definition files offline (FILE, directory or -)."),
+}
+
+
+@dataclass
+class State:
+    """Per-run state shared by the root and its subcommands (``ctx.obj``)."""
+
+    debug: bool = False
+    config: str | None = None
+    kubeconfig: str | None = None
+    context: str | None = None
+    namespace: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def warn(self, message: str) -> None:
+        """Queue a warning; it is printed on stderr after the command's output."""
+        self.warnings.append(message)
+
+
+def get_state() -> State:
+    ctx = click.get_current_context()
+    state = ctx.find_object(State)
+    if state is None:  # a command invoked on its own (tests)
+        state = ctx.ensure_object(State)
+    return state
+
+
+def _distance(a: str, b: str) -> int:
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def suggestions(name: str, candidates: Sequence[str]) -> list[str]:
+    """Commands within edit distance 2 of ``name``, or starting with it (as Cobra suggests)."""
+    return [c for c in candidates if _distance(name.lower(), c) <= 2 or (name and c.startswith(name.lower()))]
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported only when invoked."""
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy:
+            import importlib
+
+            module = importlib.import_module(self.lazy[cmd_name][0])
+            command: click.Command = module.command
+            return command
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, self.lazy[name][1]) for name in sorted(self.lazy)]
+        for name in super().list_commands(ctx):
+            cmd = super().get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str()))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(sorted(rows))
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0]
+        if name not in self.list_commands(ctx) and not name.startswith("-"):
+            text = messages.no_such_command(name)
+            close = suggestions(name, self.list_commands(ctx))
+            if close:
+                text += "\n\n" + messages.did_you_mean(close)
+            raise click.UsageError(text, ctx)
+        return super().resolve_command(ctx, args)
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(__version__)
+        ctx.exit(0)
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=COMMANDS,
+    name=PROG,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Print the version and exit.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+@click.option("--config", "config", metavar="PATH", help="Config file (default $WMAP_CONFIG, ~/.wmap/config.yaml).")
+@click.option("--kubeconfig", metavar="PATH", help="Path to the kubeconfig file.")
+@click.option("--context", "kube_context", metavar="NAME", help="The kubeconfig context to use.")
+@click.option("-n", "--namespace", metavar="NAME", help="Namespace (default: from the kubeconfig context).")
+@click.pass_context
+def cli(
+    ctx: click.Context,
+    debug: bool,
+    config: str | None,
+    kubeconfig: str | None,
+    kube_context: str | None,
+    namespace: str | None,
+) -> None:
+    """Workload Map: see any Kubernetes workload's structure, status and gang rules through its
+    Karta definition."""
+    state = ctx.ensure_object(State)
+    state.debug = state.debug or debug
+    state.config, state.kubeconfig, state.context, state.namespace = config, kubeconfig, kube_context, namespace
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+        ctx.exit(0)
+
+
+def _err(text: str) -> None:
+    click.echo(text, err=True)
+
+
+def _flush_warnings(state: State) -> None:
+    for w in state.warnings:
+        _err(f"warning: {w}")
+    state.warnings.clear()
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run ``wmap`` with ``argv`` and return the exit code (``main`` exits with it)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    state = State(debug="--debug" in args or os.environ.get("WMAP_DEBUG", "") not in ("", "0"))
+    try:
+        try:
+            result = cli.main(args=args, prog_name=PROG, standalone_mode=False, obj=state)
+        finally:
+            _flush_warnings(state)
+        return result if isinstance(result, int) else exit_codes.OK
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        _err("error: aborted")
+        return exit_codes.ERROR
+    except click.UsageError as exc:
+        if exc.ctx is not None:
+            _err(exc.ctx.get_usage())
+        _err(f"error: {exc.format_message()}")
+        path = exc.ctx.command_path if exc.ctx is not None else PROG
+        _err(messages.see_help(path))
+        return exit_codes.USAGE
+    except click.ClickException as exc:
+        _err(f"error: {exc.format_message()}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _err("error: interrupted")
+        return 130
+    except BrokenPipeError:
+        # stdout closed early (``wmap ... | head``): not an error worth a message.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        except OSError:
+            pass
+        return exit_codes.ERROR
+    except Exception as exc:
+        from workload_map.errors import WorkloadMapError
+
+        if isinstance(exc, WorkloadMapError):
+            for text in getattr(exc, "messages", None) or (str(exc),):
+                _err(f"error: {text}")
+            if state.debug:
+                traceback.print_exc()
+            return exit_codes.for_exception(exc)
+        if state.debug:
+            traceback.print_exc()
+        _err(f"error: {messages.internal_error(f'{type(exc).__name__}: {exc}')}")
+        return exit_codes.ERROR
+
+
+def main() -> None:
+    """Console-script entry point (``wmap``, ``kubectl-wmap``)."""
+    sys.exit(run())
+
+
+if __name__ == "__main__":
+    main()

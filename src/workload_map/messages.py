@@ -1,0 +1,297 @@
+"""Every user-facing message text, in one place.
+
+Texts that must match upstream verbatim (validator findings, ``validate`` output) are marked
+``# upstream``; keep them byte-for-byte. This module must stay import-light (standard library
+only): the CLI imports it on paths where pydantic, yaml and the jq engine are not loaded.
+"""
+
+from __future__ import annotations
+
+# --- validator: upstream rules (spec 2.10), exact text ------------------------------------
+
+KARTA_IS_NIL = "karta is nil"  # upstream
+ROOT_FULL_KIND = "root component must have full kind (group, version, kind)"  # upstream
+ROOT_OWNER_REF = "root component cannot have owner ref"  # upstream
+ROOT_STATUS_DEFINITION = "root component must have status definition"  # upstream
+COMPONENT_NAME_EMPTY = "component name is empty"  # upstream
+
+
+def component_name_not_unique(name: str) -> str:  # upstream
+    return f"component name {name} is not unique"
+
+
+def child_no_owner_ref(name: str) -> str:  # upstream
+    return f"child component '{name}' has no owner ref"
+
+
+def child_owner_missing(name: str, owner: str) -> str:  # upstream
+    return f"child component '{name}' has owner ref to non-existing component '{owner}'"
+
+
+def multiple_pod_specs(name: str) -> str:  # upstream
+    return f"component '{name}' has multiple pod spec definitions"
+
+
+def type_selector_empty(name: str) -> str:  # upstream
+    return f"component '{name}' has component type selector with neither keyPath nor matchLabels"
+
+
+def type_selector_value_without_key(name: str) -> str:  # upstream
+    return f"component '{name}' has component type selector value without keyPath"
+
+
+def instance_id_without_selector(name: str) -> str:  # upstream
+    return f"component '{name}' has instance id path but no pod component instance selector"
+
+
+def instance_selector_without_id(name: str) -> str:  # upstream
+    return f"component '{name}' has pod component instance selector but no instance id path"
+
+
+def ownership_cycle(name: str) -> str:  # upstream
+    return f"ownership cycle detected involving component {name}"
+
+
+def pod_group_member_undefined(name: str) -> str:  # upstream
+    return f"pod-group member component '{name}' is not defined (should be a root or child component)"
+
+
+def jq_parse_failed(expr: str, go_field: str, detail: str) -> str:  # upstream
+    return f"failed to parse JQ expression '{expr}' at '{go_field}': {detail}"
+
+
+def jq_validation_failed(expr: str, go_field: str, detail: str) -> str:  # upstream
+    return f"JQ expression '{expr}' at '{go_field}' failed validation: {detail}"
+
+
+# --- validator: our extra checks -----------------------------------------------------------
+
+
+def by_conditions_without_definition(component: str, status: str) -> str:
+    return (
+        f"component '{component}' maps {status} by conditions but has no conditionsDefinition; "
+        "the matcher can never match"
+    )
+
+
+def by_phase_without_definition(component: str, status: str) -> str:
+    return (
+        f"component '{component}' maps {status} by phase but has no phaseDefinition; "
+        "the matcher can never match"
+    )
+
+
+def reason_without_reason_field(component: str, status: str) -> str:
+    return (
+        f"component '{component}' matches a condition reason for {status} but conditionsDefinition."
+        "reasonFieldName is empty; reasons are never extracted, so the matcher can never match"
+    )
+
+
+def empty_matcher(component: str, status: str) -> str:
+    return (
+        f"component '{component}' has an empty {status} matcher (no byPhase, byConditions or "
+        "byExpression); it matches every object"
+    )
+
+
+def condition_without_status_or_reason(component: str, status: str, ctype: str) -> str:
+    return (
+        f"component '{component}' {status} matcher checks condition '{ctype}' with neither status "
+        "nor reason; it matches as soon as the condition exists"
+    )
+
+
+def duplicate_condition_type(component: str, status: str, ctype: str) -> str:
+    return (
+        f"component '{component}' {status} matcher lists condition '{ctype}' more than once; "
+        "the entries must all hold, which is rarely intended"
+    )
+
+
+def duplicate_matcher(component: str, status: str) -> str:
+    return f"component '{component}' lists the same {status} matcher more than once"
+
+
+def matcher_in_two_statuses(component: str, first: str, second: str) -> str:
+    return (
+        f"component '{component}' has an identical matcher under {first} and {second}; "
+        "both statuses always match together"
+    )
+
+
+def sub_group_unknown_component(name: str) -> str:
+    return f"podGroup subgroup component '{name}' is not defined (should be a root or child component)"
+
+
+def path_not_assignable(component: str, field: str, expr: str) -> str:
+    return (
+        f"component '{component}' {field} '{expr}' is not an assignable path; "
+        "reading works but writing pod spec changes back will fail"
+    )
+
+
+def suspend_path_not_assignable(component: str, field: str, expr: str) -> str:
+    return f"component '{component}' {field} '{expr}' is not an assignable path; suspend/resume will fail"
+
+
+def suspend_value_not_json(component: str, field: str, value: str, detail: str) -> str:
+    return f"component '{component}' {field} value {value!r} is not valid JSON: {detail}"
+
+
+def suspend_actions_empty(component: str, which: str) -> str:
+    return f"component '{component}' suspendDefinition has no {which} (at least one is required)"
+
+
+def duplicate_child_kind(gvk: str) -> str:
+    return f"additionalChildKinds lists {gvk} more than once"
+
+
+def child_kind_same_kind(kind: str, first: str, second: str) -> str:
+    return (
+        f"additionalChildKinds has kind '{kind}' in two groups ({first} and {second}); "
+        "the CRD keys this list by kind only, so server-side apply merges them"
+    )
+
+
+def selectors_indistinguishable(first: str, second: str, why: str) -> str:
+    return f"pods of components '{first}' and '{second}' cannot be told apart: {why}"
+
+
+def metadata_path_without_pod_spec_path(component: str) -> str:
+    return f"component '{component}' has metadataPath without podSpecPath; metadataPath is only used with podSpecPath"
+
+
+def root_instance_id_path(component: str) -> str:
+    return (
+        f"root component '{component}' has instanceIdPath; the root is always one object, "
+        "so instances belong on a child component"
+    )
+
+
+def type_selector_empty_key_path(component: str) -> str:
+    return f"component '{component}' has component type selector with an empty keyPath (minimum length 1)"
+
+
+def type_selector_empty_match_labels(component: str) -> str:
+    return f"component '{component}' has component type selector with empty matchLabels (at least one label)"
+
+
+def member_without_group_keys(group: str, component: str) -> str:
+    return (
+        f"pod-group '{group}' member '{component}' has no groupByKeyPaths; grouping falls back to "
+        "owner reference traversal, which depends on the consumer"
+    )
+
+
+def duplicate_list_entry(what: str, key: str) -> str:
+    return f"{what} lists '{key}' more than once"
+
+
+def topology_empty_fields(where: str, fields: str) -> str:
+    return f"{where} topology has empty {fields}"
+
+
+def empty_expression(field: str) -> str:
+    return f"jq expression at '{field}' is empty and is ignored"
+
+
+# --- loader ----------------------------------------------------------------------------
+
+
+def unknown_field(key: str, path: str, suggestion: str | None) -> str:
+    where = f" at {path}" if path else ""
+    hint = f' (did you mean "{suggestion}"?)' if suggestion else ""
+    return f'unknown field "{key}"{where}{hint}'
+
+
+def type_error(path: str, detail: str) -> str:
+    return f"{path}: {detail}" if path else detail
+
+
+def missing_field(path: str, key: str) -> str:
+    return f'{path}: required field "{key}" is missing' if path else f'required field "{key}" is missing'
+
+
+def not_a_definition(origin: str, doc: str, what: str) -> str:
+    return f"{origin}: {doc} is not a Karta definition: {what}"
+
+
+def legacy_definition(origin: str, doc: str) -> str:
+    return (
+        f"{origin}: {doc} is a legacy optimization.nvidia.com/v1alpha1 ResourceInterface; "
+        "read as run.ai/v1alpha1 Karta"
+    )
+
+
+def missing_name(derived: str) -> str:
+    return f'definition has no metadata.name; using "{derived}"'
+
+
+def yaml_error(location: str, problem: str) -> str:
+    return f"{location}: invalid YAML: {problem}"
+
+
+def cannot_read(origin: str, detail: str) -> str:
+    return f"cannot read {origin}: {detail}"
+
+
+def not_utf8(origin: str, detail: str) -> str:
+    return f"{origin}: not UTF-8 text ({detail})"
+
+
+def no_definition_files(directory: str) -> str:
+    return f"{directory}: no *.yaml, *.yml or *.json files"
+
+
+def no_definitions(origin: str) -> str:
+    return f"{origin}: contains no Karta definition"
+
+
+def expected_one_definition(origin: str, count: int) -> str:
+    return f"{origin}: expected exactly one Karta definition, found {count}"
+
+
+# --- CLI (general) ------------------------------------------------------------------------
+
+INTERNAL_ERROR_HINT = "rerun with --debug to see the traceback"
+
+
+def internal_error(detail: str) -> str:
+    return f"internal error: {detail} ({INTERNAL_ERROR_HINT})"
+
+
+def no_such_command(name: str) -> str:
+    return f'unknown command "{name}" for "wmap"'
+
+
+def did_you_mean(candidates: list[str]) -> str:
+    return "Did you mean this?\n" + "".join(f"\t{c}\n" for c in candidates)
+
+
+def see_help(command_path: str) -> str:
+    return f"Run '{command_path} --help' for usage."
+
+
+# --- CLI: validate (spec 5.7) --------------------------------------------------------------
+
+
+def output_not_supported(command: str) -> str:  # upstream shape, our binary name
+    return f"--output is not supported by {command}"
+
+
+def validate_ok(name: str, gvk: str) -> str:  # upstream
+    return f"OK: {name} is a valid Karta definition (GVK: {gvk})"
+
+
+def validate_invalid(name: str) -> str:  # upstream
+    return f"INVALID: {name}"
+
+
+def findings_in(count: int, name: str) -> str:  # upstream
+    return f"{count} finding(s) in {name}"
+
+
+def go_gvk_string(group: str, version: str, kind: str) -> str:
+    """Go's ``schema.GroupVersionKind.String()``: ``apps/v1, Kind=Deployment``, ``/v1, Kind=Pod``."""
+    return f"{group}/{version}, Kind={kind}"

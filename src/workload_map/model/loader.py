@@ -1,0 +1,612 @@
+"""Reading Karta definitions from files, directories, strings and stdin.
+
+Accepted shapes, per YAML/JSON document (``---`` separates documents):
+
+* a full ``run.ai/v1alpha1`` ``Karta`` object;
+* a legacy ``optimization.nvidia.com/v1alpha1`` ``ResourceInterface`` (same fields; read as a
+  Karta, with a warning);
+* a bare spec: a mapping with ``structureDefinition`` at the top (named from the file stem, plus
+  ``-<n>`` when the file holds several definitions);
+* a YAML/JSON list of the above, or a ``kind: List`` object with ``items``.
+
+Empty documents are skipped. A document that is not a definition (another kind, or no
+``spec.structureDefinition``) is reported as a finding (code KARTA104) naming file, document and
+line; the other documents still load. Malformed YAML/JSON and unreadable files raise
+``DefinitionError`` with ``file:line:column``.
+
+Directories are read non-recursively: every ``*.yaml``, ``*.yml`` and ``*.json`` file directly
+inside, in sorted order.
+
+Speed: libyaml (``CSafeLoader``) composes each document once; the data is constructed from that
+node tree and the tree is kept for the ``SourceMap`` (lookups walk it lazily). JSON files are
+parsed with orjson and only composed as YAML if a location is asked for.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import os
+import sys
+import types
+import typing
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Literal, Union
+
+import orjson
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from workload_map import messages
+from workload_map.errors import DefinitionError
+from workload_map.model.definition import (
+    KARTA_API_VERSION,
+    KARTA_KIND,
+    LEGACY_API_VERSION,
+    LEGACY_KIND,
+    Karta,
+)
+from workload_map.model.findings import ERROR, Finding, make
+from workload_map.model.locations import PathPart, SourceMap, format_path
+
+try:  # libyaml when available (it is in the wheels we depend on); pure Python otherwise.
+    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
+    _Dumper: type[yaml.SafeDumper] = yaml.CSafeDumper  # type: ignore[assignment]
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader
+    _Dumper = yaml.SafeDumper
+
+DEFINITION_SUFFIXES = (".yaml", ".yml", ".json")
+STDIN = "stdin"
+
+__all__ = [
+    "DefinitionLoadError",
+    "LoadResult",
+    "LoadedDefinition",
+    "RejectedDocument",
+    "dump_definition",
+    "load_definition",
+    "load_definitions",
+    "load_definitions_text",
+]
+
+
+class DefinitionLoadError(DefinitionError):
+    """``load_definition`` could not produce exactly one definition; ``findings`` says why."""
+
+    def __init__(self, message: str, findings: Iterable[Finding] = ()) -> None:
+        super().__init__(message)
+        self.findings = tuple(findings)
+
+
+@dataclass(frozen=True)
+class LoadedDefinition:
+    karta: Karta
+    origin: str  # file path, "stdin", or the name given for a string
+    document_index: int  # 0-based index of the YAML document in the stream
+    source_map: SourceMap
+    item_index: int | None = None  # 0-based index inside a list / ``kind: List`` document
+    findings: tuple[Finding, ...] = ()  # loader findings for this definition (unknown fields...)
+
+    @property
+    def name(self) -> str:
+        return self.karta.name
+
+    def validate(self) -> list[Finding]:
+        """Validator findings (not including the loader's ``findings``)."""
+        from workload_map.model.validator import validate_definition
+
+        return validate_definition(self.karta, source_map=self.source_map)
+
+
+@dataclass(frozen=True)
+class RejectedDocument:
+    """A document that did not become a definition: not a definition, or wrong types."""
+
+    origin: str
+    document_index: int
+    item_index: int | None
+    name: str
+    location: str | None
+    findings: tuple[Finding, ...]
+    not_a_definition: bool  # True: another kind of object; False: a broken definition
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    definitions: tuple[LoadedDefinition, ...] = ()
+    rejected: tuple[RejectedDocument, ...] = ()
+    findings: tuple[Finding, ...] = ()  # every loader finding, in document order
+    origins: tuple[str, ...] = field(default=())  # files read, in order
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == ERROR]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+# --- public API -------------------------------------------------------------------------
+
+
+def load_definitions(
+    source: str | os.PathLike[str] | IO[str] | IO[bytes], *, strict: bool = False, name: str | None = None
+) -> LoadResult:
+    """Load every definition in ``source``: a file path, a directory, ``"-"`` (stdin), a readable
+    stream, or YAML/JSON text (a ``str`` containing a newline is taken as text, named ``name`` or
+    ``"<string>"``). ``strict`` turns unknown fields into errors."""
+    if hasattr(source, "read"):
+        stream = typing.cast("IO[Any]", source)
+        origin = name or str(getattr(stream, "name", "stream"))
+        return _load_text(_decode(stream.read(), origin), origin, strict=strict)
+    if isinstance(source, str) and source == "-":
+        return _load_text(_read_stdin(), name or STDIN, strict=strict)
+    if isinstance(source, str) and "\n" in source:
+        return load_definitions_text(source, name=name or "<string>", strict=strict)
+    path = Path(source)
+    if path.is_dir():
+        results = [_load_file(p, strict=strict) for p in _directory_files(path)]
+        return _merge(results)
+    return _load_file(path, strict=strict, name=name)
+
+
+def load_definitions_text(text: str, *, name: str = "<string>", strict: bool = False) -> LoadResult:
+    """Load definitions from YAML or JSON text; ``name`` is used as the origin in locations."""
+    return _load_text(text, name, strict=strict)
+
+
+def load_definition(
+    source: str | os.PathLike[str] | IO[str] | IO[bytes], *, strict: bool = False, name: str | None = None
+) -> LoadedDefinition:
+    """Exactly one definition, or ``DefinitionLoadError`` (a ``DefinitionError``)."""
+    result = load_definitions(source, strict=strict, name=name)
+    origin = result.origins[0] if len(result.origins) == 1 else str(name or source)
+    if result.errors:
+        first = result.errors[0]
+        raise DefinitionLoadError(first.format() if len(result.errors) == 1 else _joined(result.errors), result.findings)
+    if len(result.definitions) != 1:
+        raise DefinitionLoadError(messages.expected_one_definition(origin, len(result.definitions)), result.findings)
+    return result.definitions[0]
+
+
+def dump_definition(karta: Karta, format: Literal["yaml", "json"] = "yaml") -> str:  # noqa: A002
+    """The definition as YAML or JSON text, in the wire (camelCase) shape."""
+    data = karta.to_wire()
+    if format == "json":
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if format == "yaml":
+        text: str = yaml.dump(
+            data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1_000_000
+        )
+        return text
+    raise ValueError(f"unknown format {format!r} (yaml or json)")
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def _joined(findings: list[Finding]) -> str:
+    return "\n".join(f.format() for f in findings)
+
+
+def _directory_files(directory: Path) -> list[Path]:
+    try:
+        entries = sorted(directory.iterdir())
+    except OSError as exc:
+        raise DefinitionError(messages.cannot_read(str(directory), exc.strerror or str(exc))) from exc
+    return [p for p in entries if p.suffix.lower() in DEFINITION_SUFFIXES and p.is_file()]
+
+
+def _merge(results: list[LoadResult]) -> LoadResult:
+    return LoadResult(
+        definitions=tuple(d for r in results for d in r.definitions),
+        rejected=tuple(d for r in results for d in r.rejected),
+        findings=tuple(f for r in results for f in r.findings),
+        origins=tuple(o for r in results for o in r.origins),
+    )
+
+
+def _read_stdin() -> str:
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is not None:
+        return _decode(buffer.read(), STDIN)
+    return sys.stdin.read()
+
+
+def _decode(raw: str | bytes, origin: str) -> str:
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        detail = f"{exc.reason} at byte {exc.start}"
+        raise DefinitionError(messages.not_utf8(origin, detail)) from exc
+
+
+def _load_file(path: Path, *, strict: bool, name: str | None = None) -> LoadResult:
+    origin = name or str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DefinitionError(messages.cannot_read(origin, exc.strerror or str(exc))) from exc
+    text = _decode(raw, origin)
+    if path.suffix.lower() == ".json":
+        return _load_json(text, origin, path.stem, strict=strict)
+    return _load_text(text, origin, stem=path.stem, strict=strict)
+
+
+def _yaml_error(exc: yaml.YAMLError, origin: str, text: str) -> DefinitionError:
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "syntax error"
+        if exc.context and exc.problem:
+            problem = f"{problem} ({exc.context})"
+        if mark is not None:
+            return DefinitionError(messages.yaml_error(f"{origin}:{mark.line + 1}:{mark.column + 1}", problem))
+        return DefinitionError(messages.yaml_error(origin, problem))
+    if isinstance(exc, yaml.reader.ReaderError):
+        pos = exc.position
+        line = text.count("\n", 0, pos) + 1
+        column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+        problem = f"unacceptable character #x{exc.character:04x}: {exc.reason}" if isinstance(
+            exc.character, int
+        ) else str(exc.reason)
+        return DefinitionError(messages.yaml_error(f"{origin}:{line}:{column}", problem))
+    return DefinitionError(messages.yaml_error(origin, str(exc)))
+
+
+def _compose_all(text: str, origin: str) -> list[tuple[yaml.Node, Any]]:
+    """Compose each document once (libyaml) and construct its data from the same nodes."""
+    loader = _Loader(text)
+    docs: list[tuple[yaml.Node, Any]] = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            docs.append((node, loader.construct_document(node)))
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, origin, text) from exc
+    finally:
+        loader.dispose()
+    return docs
+
+
+def _compose_one(text: str) -> yaml.Node | None:
+    loader = _Loader(text)
+    try:
+        node: yaml.Node | None = loader.get_single_node()
+        return node
+    finally:
+        loader.dispose()
+
+
+def _load_json(text: str, origin: str, stem: str, *, strict: bool) -> LoadResult:
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        where = f"{origin}:{exc.lineno}:{exc.colno}"
+        raise DefinitionError(f"{where}: invalid JSON: {exc.msg}") from exc
+    source = SourceMap(origin, compose=lambda: _compose_one(text))
+    docs: list[tuple[SourceMap, Any]] = [(source, data)]
+    return _process(docs, origin, stem, strict=strict)
+
+
+def _load_text(text: str, origin: str, *, strict: bool, stem: str | None = None) -> LoadResult:
+    composed = _compose_all(text, origin)
+    docs = [(SourceMap(origin, node), data) for node, data in composed]
+    return _process(docs, origin, stem if stem is not None else _stem_of(origin), strict=strict)
+
+
+def _stem_of(origin: str) -> str:
+    if origin.startswith("<") and origin.endswith(">"):
+        return origin[1:-1] or "definition"
+    return Path(origin).stem or origin
+
+
+# --- documents -> definitions -------------------------------------------------------------
+
+
+@dataclass
+class _Candidate:
+    data: Any
+    source_map: SourceMap
+    path: tuple[PathPart, ...]  # where the candidate sits inside its document
+    document_index: int
+    item_index: int | None
+
+
+def _candidates(docs: list[tuple[SourceMap, Any]]) -> Iterator[_Candidate]:
+    for index, (smap, data) in enumerate(docs):
+        if data is None:
+            continue  # empty document
+        items: list[Any] | None = None
+        base: tuple[PathPart, ...] = ()
+        if isinstance(data, list):
+            items = data
+        elif (
+            isinstance(data, dict)
+            and isinstance(data.get("kind"), str)
+            and data["kind"].endswith("List")
+            and isinstance(data.get("items"), list)
+        ):
+            items, base = data["items"], ("items",)
+        if items is None:
+            yield _Candidate(data, smap, (), index, None)
+            continue
+        for i, item in enumerate(items):
+            if item is not None:
+                yield _Candidate(item, _sub_map(smap, (*base, i)), (*base, i), index, i)
+
+
+def _sub_map(smap: SourceMap, path: tuple[PathPart, ...]) -> SourceMap:
+    """A source map rooted at ``path`` of ``smap``'s document."""
+    parent = smap
+
+    def compose() -> yaml.Node | None:
+        return parent.value_node(path)
+
+    return SourceMap(smap.origin, compose=compose)
+
+
+def _describe_doc(c: _Candidate) -> str:
+    doc = f"document {c.document_index + 1}"
+    if c.item_index is not None:
+        doc = f"item {c.item_index + 1} of {doc}"
+    pos = c.source_map.position(())
+    return f"{doc} (line {pos.line})" if pos else doc
+
+
+def _process(docs: list[tuple[SourceMap, Any]], origin: str, stem: str, *, strict: bool) -> LoadResult:
+    candidates = list(_candidates(docs))
+    definitions: list[LoadedDefinition] = []
+    rejected: list[RejectedDocument] = []
+    all_findings: list[Finding] = []
+    several = len(candidates) > 1
+    for ordinal, cand in enumerate(candidates):
+        derived = f"{stem}-{ordinal}" if several else stem
+        loaded, reject = _read_candidate(cand, origin, derived, strict=strict)
+        if loaded is not None:
+            definitions.append(loaded)
+            all_findings.extend(loaded.findings)
+        if reject is not None:
+            rejected.append(reject)
+            all_findings.extend(reject.findings)
+    return LoadResult(tuple(definitions), tuple(rejected), tuple(all_findings), (origin,))
+
+
+def _read_candidate(
+    cand: _Candidate, origin: str, derived: str, *, strict: bool
+) -> tuple[LoadedDefinition | None, RejectedDocument | None]:
+    data = cand.data
+    smap = cand.source_map
+    loc = smap.location(())
+
+    def reject(what: str, name: str = derived) -> tuple[None, RejectedDocument]:
+        f = make(
+            "KARTA104", messages.not_a_definition(origin, _describe_doc(cand), what), definition=name, location=loc
+        )
+        return None, RejectedDocument(origin, cand.document_index, cand.item_index, name, loc, (f,), True)
+
+    if not isinstance(data, dict):
+        return reject(f"expected a mapping, got {_describe_value(data)}")
+    findings: list[Finding] = []
+    api_version, kind = data.get("apiVersion"), data.get("kind")
+    if "structureDefinition" in data and "spec" not in data and kind is None and api_version is None:
+        # A bare spec.
+        data = {"apiVersion": KARTA_API_VERSION, "kind": KARTA_KIND, "metadata": {"name": derived}, "spec": data}
+        smap = SourceMap(origin, compose=lambda: cand.source_map.node, prefix=("spec",))
+    elif kind == LEGACY_KIND and api_version in (LEGACY_API_VERSION, None):
+        data = {**data, "apiVersion": KARTA_API_VERSION, "kind": KARTA_KIND}
+        findings.append(
+            make(
+                "KARTA105",
+                messages.legacy_definition(origin, _describe_doc(cand)),
+                definition=_name_of(data) or derived,
+                location=loc,
+            )
+        )
+    elif kind == KARTA_KIND:
+        if api_version not in (KARTA_API_VERSION, None):
+            return reject(f"unsupported apiVersion {api_version!r} for kind Karta (expected {KARTA_API_VERSION})")
+    elif kind is not None or api_version is not None:
+        return reject(f"it is a {kind or '<no kind>'} ({api_version or '<no apiVersion>'})")
+    else:
+        spec = data.get("spec")
+        if not (isinstance(spec, dict) and "structureDefinition" in spec):
+            return reject("no spec.structureDefinition (and no apiVersion/kind)")
+
+    name = _name_of(data)
+    if not name:
+        name = derived
+        metadata = data.get("metadata")
+        metadata = dict(metadata) if isinstance(metadata, dict) else {}
+        metadata["name"] = derived
+        data = {**data, "metadata": metadata}
+        findings.append(
+            make("KARTA106", messages.missing_name(derived), field="metadata.name", definition=derived, location=loc)
+        )
+
+    findings.extend(_unknown_fields(data, smap, name, strict=strict))
+    try:
+        karta = Karta.model_validate(data)
+    except ValidationError as exc:
+        findings.extend(_type_findings(exc, smap, name))
+        rej = RejectedDocument(origin, cand.document_index, cand.item_index, name, loc, tuple(findings), False)
+        return None, rej
+    loaded = LoadedDefinition(karta, origin, cand.document_index, smap, cand.item_index, tuple(findings))
+    return loaded, None
+
+
+def _name_of(data: dict[str, Any]) -> str | None:
+    metadata = data.get("metadata")
+    if isinstance(metadata, dict):
+        name = metadata.get("name")
+        if isinstance(name, str) and name:
+            return name
+    return None
+
+
+def _describe_value(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"number {value}"
+    if isinstance(value, str):
+        text = value if len(value) <= 40 else value[:37] + "..."
+        return f"string {json.dumps(text)}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return type(value).__name__
+
+
+# --- unknown fields -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What a field holds: a model, a list of a shape, free-form data, or a scalar."""
+
+    model: type[BaseModel] | None = None
+    item: _Shape | None = None
+    free: bool = False
+
+
+_SCALAR = _Shape()
+_FREE = _Shape(free=True)
+# Kubernetes-managed or operator-written parts: not ours to police.
+_FREE_TOP_LEVEL = {"metadata", "status"}
+
+
+def _shape_of(annotation: Any) -> _Shape:
+    origin = typing.get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _shape_of(args[0]) if len(args) == 1 else _FREE
+    if origin in (tuple, list):
+        args = typing.get_args(annotation)
+        return _Shape(item=_shape_of(args[0]) if args else _FREE)
+    if origin is dict or annotation is dict or annotation is Any:
+        return _FREE
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return _Shape(model=annotation)
+    return _SCALAR
+
+
+@functools.cache
+def _model_fields(model: type[BaseModel]) -> tuple[dict[str, _Shape], dict[str, str]]:
+    """Wire name -> shape, and Python name -> wire name (for suggestions)."""
+    by_alias: dict[str, _Shape] = {}
+    py_to_alias: dict[str, str] = {}
+    for py_name, info in model.model_fields.items():
+        alias = info.alias or py_name
+        by_alias[alias] = _shape_of(info.annotation)
+        py_to_alias[py_name] = alias
+    return by_alias, py_to_alias
+
+
+def _unknown_fields(data: dict[str, Any], smap: SourceMap, name: str, *, strict: bool) -> list[Finding]:
+    out: list[Finding] = []
+    severity = ERROR if strict else None
+
+    def walk(value: Any, model: type[BaseModel], path: tuple[PathPart, ...]) -> None:
+        if not isinstance(value, dict):
+            return
+        fields, py_to_alias = _model_fields(model)
+        for key, sub in value.items():
+            shape = fields.get(key) if isinstance(key, str) else None
+            if shape is None:
+                key_text = str(key)
+                suggestion = py_to_alias.get(key_text)
+                if suggestion is None or suggestion == key_text:
+                    close = difflib.get_close_matches(key_text, list(fields), n=1, cutoff=0.6)
+                    if not close:
+                        lowered = {f.lower(): f for f in fields}
+                        close = [lowered[key_text.lower()]] if key_text.lower() in lowered else []
+                    suggestion = close[0] if close else None
+                full = (*path, key_text)
+                out.append(
+                    make(
+                        "KARTA101",
+                        messages.unknown_field(key_text, format_path(path), suggestion),
+                        field=format_path(full),
+                        definition=name,
+                        location=smap.location(full),
+                        severity=severity,
+                    )
+                )
+                continue
+            if not path and key in _FREE_TOP_LEVEL:
+                continue
+            visit(sub, shape, (*path, key))
+
+    def visit(value: Any, shape: _Shape, path: tuple[PathPart, ...]) -> None:
+        if shape.model is not None:
+            walk(value, shape.model, path)
+        elif shape.item is not None and isinstance(value, list):
+            for i, item in enumerate(value):
+                visit(item, shape.item, (*path, i))
+
+    walk(data, Karta, ())
+    return out
+
+
+# --- type errors --------------------------------------------------------------------------
+
+_EXPECTED = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "an integer",
+    "bool_type": "a boolean",
+    "bool_parsing": "a boolean",
+    "tuple_type": "a list",
+    "list_type": "a list",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "dict_type": "a mapping",
+    "mapping_type": "a mapping",
+}
+
+
+def _type_findings(exc: ValidationError, smap: SourceMap, name: str) -> list[Finding]:
+    out: list[Finding] = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(p for p in err["loc"] if isinstance(p, (str, int)))
+        path = format_path(loc)
+        kind = err["type"]
+        if kind == "missing" and loc:
+            parent = format_path(loc[:-1])
+            out.append(
+                make(
+                    "KARTA103",
+                    messages.missing_field(parent, str(loc[-1])),
+                    field=path,
+                    definition=name,
+                    location=smap.location(loc),
+                )
+            )
+            continue
+        expected = _EXPECTED.get(kind)
+        detail = (
+            f"expected {expected}, got {_describe_value(err.get('input'))}"
+            if expected
+            else f"{err['msg']} (got {_describe_value(err.get('input'))})"
+        )
+        out.append(
+            make(
+                "KARTA102",
+                messages.type_error(path, detail),
+                field=path,
+                definition=name,
+                location=smap.location(loc, key=False),
+            )
+        )
+    return out
