@@ -72,3 +72,88 @@ class WriteBackError(WorkloadMapError):
 
 class ClusterError(WorkloadMapError):
     """Talking to the Kubernetes API failed."""
+
+
+class ConfigurationError(ClusterError):
+    """The kubeconfig (or in-cluster configuration) is missing, unreadable or inconsistent."""
+
+
+class NoConfigurationError(ConfigurationError):
+    """No kubeconfig file exists and the process does not run inside a cluster."""
+
+
+class ExecPluginError(ClusterError):
+    """An exec credential plugin could not be run or returned an unusable ExecCredential."""
+
+
+class ConnectionFailedError(ClusterError):
+    """The API server could not be reached (refused, DNS, TLS, timeout) after the allowed retries."""
+
+    def __init__(self, message: str, server: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.server = server
+
+
+class ApiError(ClusterError):
+    """The API server answered with an error status. ``message`` is the API's Status message."""
+
+    def __init__(
+        self,
+        status: int,
+        reason: str,
+        message: str,
+        *,
+        details: dict[str, object] | None = None,
+        method: str | None = None,
+        path: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.details = details or {}
+        self.method = method
+        self.path = path
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UnauthorizedError(ApiError):
+    """HTTP 401: the credentials were not accepted."""
+
+
+class ForbiddenError(ApiError):
+    """HTTP 403: authenticated, but RBAC denies the request."""
+
+
+class NotFoundError(ApiError):
+    """HTTP 404: the object (or the resource type) does not exist."""
+
+
+class ConflictError(ApiError):
+    """HTTP 409: a resourceVersion conflict, or the object already exists (reason ``AlreadyExists``)."""
+
+
+class GoneError(ApiError):
+    """HTTP 410 (or a watch ERROR event with code 410): the resourceVersion or continue token expired."""
+
+
+class UnknownResourceTypeError(ClusterError):
+    """Discovery does not know the requested resource type."""
+
+    def __init__(self, token: str, message: str | None = None) -> None:
+        super().__init__(message or f'the server doesn\'t have a resource type "{token}"')
+        self.token = token
+
+
+class AmbiguousResourceTypeError(ClusterError):
+    """A resource type token matches resources in more than one API group."""
+
+    def __init__(self, token: str, candidates: list[str]) -> None:
+        super().__init__(
+            f'"{token}" matches more than one resource type, retry with one of: {", ".join(candidates)}'
+        )
+        self.token = token
+        self.candidates = candidates

@@ -1,0 +1,661 @@
+"""A small synchronous Kubernetes API client on httpx that returns plain dicts decoded by orjson.
+
+Design points:
+
+- Lists are decoded with one ``orjson.loads`` per page: no per-item wrapping (the hot path of ``wmap get``).
+- Paging: :meth:`KubeClient.list` yields pages (``limit`` = chunk size, default 500; ``0`` = one request)
+  following ``continue`` tokens. If a continue token expires (410 Gone) the list restarts from the
+  beginning once and ``on_relist`` is told: pages yielded before the restart may repeat objects, so
+  consumers must deduplicate by ``metadata.uid`` (:meth:`KubeClient.list_items` does).
+- Retries: 429 and 503 always (the API server rejected the request before acting on it), 500/502/504,
+  read timeouts and dropped connections only for idempotent requests (GET, HEAD, PUT, DELETE, apply),
+  a refused connection once. Exponential backoff with full jitter, ``Retry-After`` honoured (capped),
+  at most ``max_tries`` (5) attempts in all.
+- Errors: HTTP errors become :class:`~workload_map.errors.ApiError` subclasses carrying the API's
+  ``Status`` message; transport failures become :class:`~workload_map.errors.ConnectionFailedError`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import errno
+import random
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import quote
+
+import httpx
+import orjson
+
+from workload_map import __version__
+from workload_map.cluster.auth import Credential, ExecCredentialProvider, KubeAuth
+from workload_map.cluster.kubeconfig import ClusterConfig, ConnectionOptions, load_cluster_config
+from workload_map.cluster.tls import build_ssl_context
+from workload_map.errors import (
+    ApiError,
+    ConflictError,
+    ConnectionFailedError,
+    ForbiddenError,
+    GoneError,
+    NotFoundError,
+    UnauthorizedError,
+)
+
+__all__ = ["DEFAULT_CHUNK_SIZE", "KubeClient", "PatchType", "WatchEvent", "api_path"]
+
+DEFAULT_CHUNK_SIZE = 500
+PatchType = Literal["merge", "json", "strategic", "apply"]
+_PATCH_CONTENT_TYPES: dict[str, str] = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+_ERROR_TYPES: dict[int, type[ApiError]] = {
+    401: UnauthorizedError,
+    403: ForbiddenError,
+    404: NotFoundError,
+    409: ConflictError,
+    410: GoneError,
+}
+#: Longest wait a Retry-After header can impose on one retry.
+MAX_RETRY_AFTER = 30.0
+
+
+def api_path(
+    api_version: str,
+    plural: str,
+    namespace: str | None = None,
+    name: str | None = None,
+    subresource: str | None = None,
+) -> str:
+    """``/api/v1/namespaces/ns/pods/x/status`` style paths from an apiVersion (``v1``, ``apps/v1``)."""
+    base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+    parts = [base]
+    if namespace:
+        parts.append(f"namespaces/{quote(namespace, safe='')}")
+    parts.append(plural)
+    if name is not None:
+        if not name:
+            raise ValueError("name must not be empty")
+        parts.append(quote(name, safe=""))
+        if subresource:
+            parts.append(subresource)
+    return "/".join(parts)
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One watch event: ``type`` is ADDED, MODIFIED, DELETED or BOOKMARK; ``object`` the decoded object."""
+
+    type: str
+    object: dict[str, Any]
+
+    @property
+    def resource_version(self) -> str | None:
+        rv = self.object.get("metadata", {}).get("resourceVersion")
+        return rv if isinstance(rv, str) else None
+
+
+def _status_error(status: int, body: bytes, method: str, path: str) -> ApiError:
+    reason = ""
+    message = ""
+    details: dict[str, Any] | None = None
+    try:
+        doc = orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        doc = None
+    if isinstance(doc, dict) and doc.get("kind") == "Status":
+        reason = str(doc.get("reason") or "")
+        message = str(doc.get("message") or "")
+        raw_details = doc.get("details")
+        details = raw_details if isinstance(raw_details, dict) else None
+    if not message:
+        text = body[:300].decode("utf-8", errors="replace").strip()
+        message = f"{method} {path}: HTTP {status}" + (f": {text}" if text else "")
+    if not reason:
+        reason = {401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 409: "Conflict", 410: "Gone"}.get(
+            status, "Unknown"
+        )
+    cls = _ERROR_TYPES.get(status, ApiError)
+    return cls(status, reason, message, details=details, method=method, path=path)
+
+
+def _transport_reason(exc: BaseException) -> tuple[str, bool]:
+    """A short human reason for a transport failure, and whether it is a TLS problem."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, ssl.SSLCertVerificationError):
+            return f"TLS certificate verification failed: {cur.verify_message or cur}", True
+        if isinstance(cur, ssl.SSLError):
+            return f"TLS handshake failed: {cur.reason or cur}", True
+        if isinstance(cur, ConnectionRefusedError) or getattr(cur, "errno", None) == errno.ECONNREFUSED:
+            return "connection refused", False
+        if isinstance(cur, socket.gaierror):
+            return f"host name lookup failed ({cur.strerror or cur})", False
+        cur = cur.__cause__ or cur.__context__
+    text = str(exc)
+    if "CERTIFICATE_VERIFY_FAILED" in text:
+        return f"TLS certificate verification failed: {text}", True
+    if "Connection refused" in text or "[Errno 111]" in text:
+        return "connection refused", False
+    if isinstance(exc, httpx.TimeoutException):
+        return "timed out", False
+    return text or type(exc).__name__, False
+
+
+class KubeClient:
+    """A synchronous Kubernetes API client. Thread-safe for concurrent requests (discovery uses threads).
+
+    ``transport`` replaces the network (tests pass ``httpx.MockTransport``); ``sleep`` replaces
+    ``time.sleep`` for the retry backoff.
+    """
+
+    def __init__(
+        self,
+        config: ClusterConfig,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        exec_provider: ExecCredentialProvider | None = None,
+        max_tries: int = 5,
+        connect_tries: int = 2,
+        backoff_base: float = 0.2,
+        backoff_max: float = 5.0,
+        sleep: Callable[[float], None] = time.sleep,
+        on_warning: Callable[[str], None] | None = None,
+        user_agent: str | None = None,
+    ) -> None:
+        self.config = config
+        self.auth = KubeAuth(config, exec_provider)
+        self.max_tries = max(1, max_tries)
+        self.connect_tries = max(1, connect_tries)
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self._sleep = sleep
+        self.on_warning = on_warning
+        self.user_agent = user_agent or f"wmap/{__version__} (python; httpx)"
+        self._transport = transport
+        self._lock = threading.Lock()
+        self._http: httpx.Client | None = None
+        self._cert_in_use: bytes | None = None
+        self._extensions: dict[str, Any] = {}
+        if config.tls_server_name:
+            # httpcore uses this for both SNI and certificate host name verification, like Go's ServerName.
+            self._extensions["sni_hostname"] = config.tls_server_name
+        self._seen_warnings: set[str] = set()
+
+    @classmethod
+    def from_options(cls, options: ConnectionOptions | None = None, **kwargs: Any) -> KubeClient:
+        """Load the kubeconfig (kubectl rules) for ``options`` and build a client."""
+        return cls(load_cluster_config(options), **kwargs)
+
+    # ------------------------------------------------------------------------------------ plumbing
+
+    @property
+    def server(self) -> str:
+        return self.config.server
+
+    @property
+    def namespace(self) -> str:
+        """The default namespace: ``-n`` > context namespace > ``default``."""
+        return self.config.namespace
+
+    def close(self) -> None:
+        with self._lock:
+            if self._http is not None:
+                self._http.close()
+                self._http = None
+
+    def __enter__(self) -> KubeClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _build(self, cred: Credential | None) -> httpx.Client:
+        cert = cred.cert_pem if cred is not None else None
+        key = cred.key_pem if cred is not None else None
+        if self._transport is not None:
+            verify: ssl.SSLContext | bool = False
+        else:
+            verify = build_ssl_context(self.config, cert_pem=cert, key_pem=key)
+        timeout = (
+            httpx.Timeout(self.config.timeout)
+            if self.config.timeout
+            else httpx.Timeout(connect=15.0, read=120.0, write=60.0, pool=None)
+        )
+        headers = {"User-Agent": self.user_agent, "Accept": "application/json"}
+        if self.config.disable_compression:
+            headers["Accept-Encoding"] = "identity"
+        self._cert_in_use = cert
+        return httpx.Client(
+            base_url=self.config.server,
+            verify=verify,
+            auth=self.auth,
+            timeout=timeout,
+            headers=headers,
+            transport=self._transport,
+            proxy=self.config.proxy_url,
+            http1=True,
+            http2=False,
+            follow_redirects=False,
+            limits=httpx.Limits(max_connections=32, max_keepalive_connections=16),
+        )
+
+    def _client(self) -> httpx.Client:
+        """The httpx client; rebuilt when an exec plugin hands out a new client certificate."""
+        cred = None
+        if self.auth.exec is not None:
+            cred = self.auth.exec_credential()
+        with self._lock:
+            if self._http is None or (cred is not None and cred.cert_pem != self._cert_in_use):
+                if self._http is not None:
+                    self._http.close()
+                self._http = self._build(cred)
+            return self._http
+
+    def _backoff(self, attempt: int, retry_after: str | None) -> float:
+        if retry_after:
+            try:
+                return min(max(float(retry_after), 0.0), MAX_RETRY_AFTER)
+            except ValueError:
+                pass  # an HTTP date: fall back to our own backoff
+        cap = min(self.backoff_max, self.backoff_base * (2 ** (attempt - 1)))
+        return random.uniform(cap / 2, cap)
+
+    def _warn(self, response: httpx.Response) -> None:
+        if self.on_warning is None:
+            return
+        for value in response.headers.get_list("warning"):
+            # RFC 7234 format: 299 - "text"
+            text = value
+            if value.startswith("299 ") and '"' in value:
+                text = value.split('"', 1)[1].rsplit('"', 1)[0]
+            if text not in self._seen_warnings:
+                self._seen_warnings.add(text)
+                self.on_warning(text)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        content: bytes | None = None,
+        content_type: str | None = None,
+        stream: bool = False,
+        idempotent: bool | None = None,
+        timeout: httpx.Timeout | None = None,
+        accept: str | None = None,
+    ) -> httpx.Response:
+        """Send a request with retries; raise ApiError subclasses for HTTP errors.
+
+        With ``stream=True`` the caller must close the returned response.
+        """
+        if idempotent is None:
+            idempotent = method in ("GET", "HEAD", "PUT", "DELETE", "OPTIONS")
+        headers: dict[str, str] = {}
+        if content_type:
+            headers["Content-Type"] = content_type
+        if accept:
+            headers["Accept"] = accept
+        attempt = 0
+        connect_failures = 0
+        exec_retried = False
+        while True:
+            attempt += 1
+            http = self._client()
+            request = http.build_request(
+                method,
+                path,
+                params=_clean_params(params),
+                content=content,
+                headers=headers or None,
+                extensions=self._extensions or None,
+                timeout=timeout if timeout is not None else http.timeout,
+            )
+            try:
+                response = http.send(request, stream=stream)
+            except httpx.TransportError as exc:
+                reason, tls = _transport_reason(exc)
+                refused = isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)) and not tls
+                if refused:
+                    connect_failures += 1
+                retryable = not tls and (
+                    (refused and connect_failures < self.connect_tries)
+                    or (
+                        idempotent
+                        and isinstance(
+                            exc,
+                            (httpx.ReadTimeout, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError),
+                        )
+                    )
+                )
+                if retryable and attempt < self.max_tries:
+                    self._sleep(self._backoff(attempt, None))
+                    continue
+                raise ConnectionFailedError(
+                    f"cannot reach the Kubernetes API server at {self.config.server}: {reason}",
+                    server=self.config.server,
+                ) from exc
+            status = response.status_code
+            if status < 400:
+                self._warn(response)
+                return response
+            retry = status in (429, 503) or (idempotent and status in (500, 502, 504))
+            if retry and attempt < self.max_tries:
+                delay = self._backoff(attempt, response.headers.get("retry-after"))
+                response.close()
+                self._sleep(delay)
+                continue
+            body = response.read()
+            response.close()
+            if status == 401 and not exec_retried and self._cert_in_use is not None and self.auth.exec:
+                # An exec plugin's client certificate was refused: ask the plugin again, once.
+                exec_retried = True
+                self.auth.exec.refresh_after_unauthorized(self.auth.exec_credential())
+                attempt -= 1
+                continue
+            raise _status_error(status, body, method, request.url.raw_path.decode("ascii", "replace"))
+
+    # --------------------------------------------------------------------------------------- reads
+
+    def get(self, path: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """GET and decode the JSON body."""
+        response = self.request("GET", path, params=params)
+        return _decode(response)
+
+    def get_bytes(self, path: str, params: Mapping[str, Any] | None = None) -> bytes:
+        return self.request("GET", path, params=params).content
+
+    def list(
+        self,
+        path: str,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int = DEFAULT_CHUNK_SIZE,
+        resource_version: str | None = None,
+        on_relist: Callable[[str], None] | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Yield the List pages of ``path`` (each a decoded ``...List`` dict with ``items``).
+
+        ``limit`` is the chunk size (0 = no paging). If the continue token expires (410), the list
+        restarts from the first page once and ``on_relist(message)`` is called: objects from pages
+        already yielded can then be yielded again, so deduplicate by ``metadata.uid``.
+        """
+        base: dict[str, Any] = {
+            "labelSelector": label_selector or None,
+            "fieldSelector": field_selector or None,
+            "resourceVersion": resource_version,
+        }
+        token: str | None = None
+        relisted = False
+        while True:
+            params = dict(base)
+            if limit > 0:
+                params["limit"] = limit
+            if token:
+                params["continue"] = token
+                params["resourceVersion"] = None  # not allowed together with continue
+            try:
+                page = self.get(path, params)
+            except GoneError as exc:
+                if token is None or relisted:
+                    raise
+                relisted = True
+                token = None
+                if on_relist is not None:
+                    on_relist(f"the list of {path} expired while paging ({exc.message}); listing again")
+                continue
+            if page.get("items") is None:
+                page["items"] = []
+            yield page
+            token = (page.get("metadata") or {}).get("continue") or None
+            if not token:
+                return
+
+    def list_items(
+        self,
+        path: str,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int = DEFAULT_CHUNK_SIZE,
+        on_relist: Callable[[str], None] | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Every item of every page, each once (deduplicated by uid after a relist)."""
+        relisted = False
+
+        def note(message: str) -> None:
+            nonlocal relisted
+            relisted = True
+            if on_relist is not None:
+                on_relist(message)
+
+        seen: set[str] = set()
+        for page in self.list(
+            path, label_selector=label_selector, field_selector=field_selector, limit=limit, on_relist=note
+        ):
+            for item in page["items"]:
+                uid = (item.get("metadata") or {}).get("uid")
+                if uid:
+                    if relisted and uid in seen:
+                        continue
+                    seen.add(uid)
+                yield item
+
+    def list_all(self, path: str, **kwargs: Any) -> builtins.list[dict[str, Any]]:
+        """All items as one list (see :meth:`list_items`)."""
+        return list(self.list_items(path, **kwargs))
+
+    def watch(
+        self,
+        path: str,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int | None = None,
+        allow_bookmarks: bool = True,
+        include_bookmarks: bool = False,
+    ) -> Iterator[WatchEvent]:
+        """Stream watch events (``?watch=1``) from ``resource_version`` until the server ends the watch.
+
+        Raises :class:`GoneError` when the resourceVersion is too old (HTTP 410 or an ERROR event with
+        code 410): list again and watch from the list's resourceVersion. BOOKMARK events only move
+        the resourceVersion forward; they are yielded only with ``include_bookmarks``.
+        """
+        params: dict[str, Any] = {
+            "watch": "1",
+            "resourceVersion": resource_version,
+            "labelSelector": label_selector or None,
+            "fieldSelector": field_selector or None,
+            "timeoutSeconds": timeout_seconds,
+            "allowWatchBookmarks": "true" if allow_bookmarks else None,
+        }
+        read = None if timeout_seconds is None else timeout_seconds + 30.0
+        response = self.request(
+            "GET", path, params=params, stream=True, timeout=httpx.Timeout(15.0, read=read)
+        )
+        try:
+            buffer = b""
+            for chunk in response.iter_bytes():
+                lines = (buffer + chunk).split(b"\n")
+                buffer = lines.pop()
+                for line in lines:
+                    event = _watch_event(line, path)
+                    if event is not None and (event.type != "BOOKMARK" or include_bookmarks):
+                        yield event
+            event = _watch_event(buffer, path)
+            if event is not None and (event.type != "BOOKMARK" or include_bookmarks):
+                yield event
+        except httpx.TransportError as exc:
+            reason, _ = _transport_reason(exc)
+            raise ConnectionFailedError(f"the watch on {path} broke: {reason}", server=self.server) from exc
+        finally:
+            response.close()
+
+    # -------------------------------------------------------------------------------------- writes
+
+    def create(
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """POST ``body`` to a collection path."""
+        params = {"fieldManager": field_manager, "dryRun": "All" if dry_run else None}
+        response = self.request(
+            "POST", path, params=params, content=orjson.dumps(body), content_type="application/json"
+        )
+        return _decode(response)
+
+    def replace(
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """PUT ``body`` (include ``metadata.resourceVersion`` for optimistic concurrency)."""
+        params = {"fieldManager": field_manager, "dryRun": "All" if dry_run else None}
+        response = self.request(
+            "PUT", path, params=params, content=orjson.dumps(body), content_type="application/json"
+        )
+        return _decode(response)
+
+    def patch(
+        self,
+        path: str,
+        body: Any,
+        *,
+        patch_type: PatchType = "merge",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """PATCH with a merge, JSON, strategic-merge or server-side-apply body.
+
+        ``apply`` needs ``field_manager``; ``force=True`` takes over conflicting fields.
+        """
+        if patch_type not in _PATCH_CONTENT_TYPES:
+            raise ValueError(f"unknown patch type {patch_type!r}")
+        if patch_type == "apply" and not field_manager:
+            raise ValueError("server-side apply needs a field_manager")
+        params = {
+            "fieldManager": field_manager,
+            "force": ("true" if force else "false") if force is not None and patch_type == "apply" else None,
+            "dryRun": "All" if dry_run else None,
+        }
+        response = self.request(
+            "PATCH",
+            path,
+            params=params,
+            content=orjson.dumps(body),
+            content_type=_PATCH_CONTENT_TYPES[patch_type],
+            idempotent=patch_type == "apply",
+        )
+        return _decode(response)
+
+    def delete(
+        self,
+        path: str,
+        *,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        resource_version: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """DELETE; returns the deleted object (or the Status the server sent)."""
+        options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if propagation_policy:
+            options["propagationPolicy"] = propagation_policy
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        if resource_version:
+            options["preconditions"] = {"resourceVersion": resource_version}
+        if dry_run:
+            options["dryRun"] = ["All"]
+        response = self.request(
+            "DELETE", path, content=orjson.dumps(options), content_type="application/json"
+        )
+        return _decode(response)
+
+    # ------------------------------------------------------------------------- status subresource
+
+    def get_status(self, path: str) -> dict[str, Any]:
+        return self.get(path + "/status")
+
+    def replace_status(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self.replace(path + "/status", body)
+
+    def patch_status(
+        self,
+        path: str,
+        body: Any,
+        *,
+        patch_type: PatchType = "merge",
+        field_manager: str | None = None,
+        force: bool | None = None,
+    ) -> dict[str, Any]:
+        return self.patch(
+            path + "/status", body, patch_type=patch_type, field_manager=field_manager, force=force
+        )
+
+    def server_version(self) -> dict[str, Any]:
+        return self.get("/version")
+
+
+def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if not params:
+        return None
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def _decode(response: httpx.Response) -> dict[str, Any]:
+    content = response.content
+    if not content:
+        return {}
+    try:
+        doc = orjson.loads(content)
+    except orjson.JSONDecodeError as exc:
+        raise ApiError(
+            response.status_code,
+            "InvalidResponse",
+            f"the API server sent a response that is not JSON ({exc}): {content[:200]!r}",
+        ) from None
+    if not isinstance(doc, dict):
+        raise ApiError(
+            response.status_code, "InvalidResponse", "the API server sent JSON that is not an object"
+        )
+    return doc
+
+
+def _watch_event(line: bytes, path: str) -> WatchEvent | None:
+    line = line.strip()
+    if not line:
+        return None
+    try:
+        doc = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise ApiError(
+            200, "InvalidResponse", f"the watch on {path} sent a line that is not JSON: {exc}"
+        ) from None
+    kind = doc.get("type")
+    obj = doc.get("object") or {}
+    if kind == "ERROR":
+        code = int(obj.get("code") or 500)
+        cls = _ERROR_TYPES.get(code, ApiError)
+        raise cls(code, str(obj.get("reason") or ""), str(obj.get("message") or "watch error"), path=path)
+    return WatchEvent(str(kind), obj)

@@ -1,0 +1,98 @@
+"""Owner lookup for pod attribution: fetch an ownerReference's object, cached (hits and misses)."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from workload_map.errors import NotFoundError
+
+if TYPE_CHECKING:
+    from workload_map.cluster.client import KubeClient
+    from workload_map.cluster.discovery import Discovery
+
+__all__ = ["OwnerKey", "OwnerLookup", "make_owner_lookup"]
+
+#: (namespace, apiVersion, kind, name)
+OwnerKey = tuple[str, str, str, str]
+
+
+class OwnerLookup:
+    """``lookup(namespace, api_version, kind, name) -> dict | None``.
+
+    ``None`` means the owner does not exist or its type is not served. Other errors (forbidden,
+    connection) propagate and are not cached, so the caller can warn and go on. Thread-safe; each key is
+    fetched at most once even when asked concurrently.
+    """
+
+    def __init__(self, client: KubeClient, discovery: Discovery, max_in_flight: int = 8) -> None:
+        self.client = client
+        self.discovery = discovery
+        self.max_in_flight = max_in_flight
+        self._cache: dict[OwnerKey, dict[str, Any] | None] = {}
+        self._pending: dict[OwnerKey, threading.Event] = {}
+        self._lock = threading.Lock()
+        #: GET requests sent (tests and diagnostics).
+        self.requests = 0
+
+    def __call__(self, namespace: str, api_version: str, kind: str, name: str) -> dict[str, Any] | None:
+        key: OwnerKey = (namespace, api_version, kind, name)
+        while True:
+            with self._lock:
+                if key in self._cache:
+                    return self._cache[key]
+                waiter = self._pending.get(key)
+                if waiter is None:
+                    self._pending[key] = threading.Event()
+                    break
+            waiter.wait()
+        try:
+            value = self._fetch(key)
+            with self._lock:
+                self._cache[key] = value
+            return value
+        finally:
+            with self._lock:
+                self._pending.pop(key).set()
+
+    def _fetch(self, key: OwnerKey) -> dict[str, Any] | None:
+        namespace, api_version, kind, name = key
+        resource = self.discovery.resource_for_kind(api_version, kind)
+        if resource is None:
+            return None
+        with self._lock:
+            self.requests += 1
+        try:
+            return self.client.get(resource.path(namespace, name))
+        except NotFoundError:
+            return None
+
+    def prefetch(self, keys: Iterable[OwnerKey]) -> None:
+        """Fetch many owners, ``max_in_flight`` at a time; errors are left for the later direct call."""
+        todo = [k for k in dict.fromkeys(keys) if k not in self._cache]
+        if not todo:
+            return
+
+        def one(key: OwnerKey) -> None:
+            # errors are reported when the caller asks for this key itself
+            with contextlib.suppress(Exception):
+                self(*key)
+
+        with ThreadPoolExecutor(
+            max_workers=min(self.max_in_flight, len(todo)), thread_name_prefix="owners"
+        ) as pool:
+            list(pool.map(one, todo))
+
+
+def make_owner_lookup(
+    client: KubeClient, discovery: Discovery | None = None, max_in_flight: int = 8
+) -> OwnerLookup:
+    """An :class:`OwnerLookup` over ``client`` (a fresh :class:`Discovery` when none is given)."""
+    if discovery is None:
+        from workload_map.cluster.discovery import Discovery
+
+        discovery = Discovery(client)
+    return OwnerLookup(client, discovery, max_in_flight)
