@@ -16,6 +16,7 @@ Grammar (from the Kubernetes API reference)::
     <decimalSI>       ::= m | "" | k | M | G | T | P | E
     <decimalExponent> ::= "e" <signedNumber> | "E" <signedNumber>
 
+Kubernetes' parser also accepts ``n`` (nano) and ``u`` (micro), and so does this one.
 So ``1E`` is one exa, ``1E3`` is one thousand, ``12e6`` is twelve million. JSON numbers are
 accepted too (Kubernetes accepts an unquoted number for a quantity).
 """
@@ -31,12 +32,12 @@ from workload_map.errors import ResolveError
 NANO = 1_000_000_000
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 
 _QUANTITY_RE = re.compile(
     r"""^(?P<sign>[+-]?)
         (?P<int>[0-9]*)(?:\.(?P<frac>[0-9]*))?
-        (?:(?P<bin>[KMGTPE]i)|[eE](?P<exp>[+-]?[0-9]+)|(?P<dec>[mkMGTPE]?))$""",
+        (?:(?P<bin>[KMGTPE]i)|[eE](?P<exp>[+-]?[0-9]+)|(?P<dec>[numkMGTPE]?))$""",
     re.VERBOSE,
 )
 # Kubernetes caps the exponent; anything larger is outside what a Quantity can hold.

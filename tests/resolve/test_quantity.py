@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import pytest
+
+from workload_map.errors import ResolveError
+from workload_map.resolve.quantity import NANO, QuantityError, parse_quantity, to_millis, to_units
+
+
+@pytest.mark.parametrize(
+    ("text", "nanos"),
+    [
+        ("1", NANO),
+        ("0", 0),
+        ("100m", 100_000_000),
+        ("0.5", 500_000_000),
+        ("1.5", 1_500_000_000),
+        (".5", 500_000_000),
+        ("2.", 2 * NANO),
+        ("+3", 3 * NANO),
+        ("1k", 1000 * NANO),
+        ("1M", 10**6 * NANO),
+        ("1G", 10**9 * NANO),
+        ("1T", 10**12 * NANO),
+        ("1P", 10**15 * NANO),
+        ("1E", 10**18 * NANO),  # E alone is the exa suffix
+        ("1Ki", 1024 * NANO),
+        ("1Mi", 2**20 * NANO),
+        ("1.5Gi", 3 * 2**29 * NANO),
+        ("1Ti", 2**40 * NANO),
+        ("1Pi", 2**50 * NANO),
+        ("1Ei", 2**60 * NANO),
+        ("1e3", 1000 * NANO),  # e<n> is an exponent
+        ("1E3", 1000 * NANO),
+        ("12E6", 12 * 10**6 * NANO),
+        ("12e6", 12 * 10**6 * NANO),
+        ("1e-3", 10**6),
+        ("1.5e+2", 150 * NANO),
+        ("1n", 1),  # n and u are accepted by Kubernetes' parser though not in the documented grammar
+        ("5u", 5000),
+    ],
+)
+def test_parse_table(text: str, nanos: int | None) -> None:
+    if nanos is None:
+        with pytest.raises(QuantityError):
+            parse_quantity(text)
+    else:
+        assert parse_quantity(text) == nanos
+
+
+@pytest.mark.parametrize("text", ["", "abc", "1Ki5", "1.2.3", "Gi", "1 Gi", "1e", "1ki", "1KiB", "--1", "1e3.5", "."])
+def test_invalid(text: str) -> None:
+    with pytest.raises(QuantityError) as info:
+        parse_quantity(text)
+    assert isinstance(info.value, ResolveError)
+
+
+def test_precision_beyond_nano_rounds_up() -> None:
+    assert parse_quantity("1e-12") == 1
+    assert parse_quantity("0.0000000001") == 1
+    assert parse_quantity("1.0000000001") == NANO + 1
+
+
+def test_numbers_are_quantities() -> None:
+    assert parse_quantity(2) == 2 * NANO
+    assert parse_quantity(0.25) == 250_000_000
+    assert parse_quantity(1e3) == 1000 * NANO
+
+
+@pytest.mark.parametrize("value", [None, True, [], {}, float("nan"), float("inf")])
+def test_non_quantities(value: object) -> None:
+    with pytest.raises(QuantityError):
+        parse_quantity(value)
+
+
+def test_rounding_to_millis_and_units_is_up() -> None:
+    assert to_millis(parse_quantity("0.0001")) == 1  # 0.1m -> 1m
+    assert to_millis(parse_quantity("250m")) == 250
+    assert to_units(parse_quantity("1.5")) == 2
+    assert to_units(parse_quantity("0.1Ki")) == 103  # 102.4 bytes -> 103
+    assert to_units(parse_quantity("128974848")) == 128974848
+    assert to_units(parse_quantity("129e6")) == 129_000_000
+    assert to_units(parse_quantity("123Mi")) == 123 * 2**20
+
+
+def test_whitespace_is_tolerated_around() -> None:
+    assert parse_quantity(" 1Gi ") == 2**30 * NANO
