@@ -284,7 +284,8 @@ def _extra_checks(ctx: _Ctx) -> None:
     _check_child_kinds(ctx)
     _check_gang_extra(ctx)
     for path, expr in expression_fields(ctx.karta):
-        if not expr.strip():
+        # "" on a field means unset (as in upstream); blank text, or an empty list entry, is a slip.
+        if not expr.strip() and (expr or path.endswith("]")):
             ctx.add("KARTA223", messages.empty_expression(path), path)
 
 
