@@ -512,8 +512,10 @@ class Discovery:
             hits = self._match(snap, t)
         return hits
 
-    def resolve_one(self, token: str) -> ResourceMatch:
-        """The one match for ``token``, else UnknownResourceTypeError or AmbiguousResourceTypeError."""
+    def resolve_one(self, token: str, *, strict: bool = False) -> ResourceMatch:
+        """The match for ``token``: like kubectl, the highest-priority group wins when several groups
+        serve the name (``events`` -> core ``v1``); with ``strict`` that is an
+        AmbiguousResourceTypeError instead. UnknownResourceTypeError when nothing matches."""
         hits = self.resolve_type(token)
         if not hits:
             failed = self.failed_groups
@@ -521,7 +523,7 @@ class Discovery:
             raise UnknownResourceTypeError(
                 token, f'the server doesn\'t have a resource type "{token}"{extra}'
             )
-        if len(hits) > 1:
+        if strict and len(hits) > 1:
             raise AmbiguousResourceTypeError(token, [f"{h.name}.{h.version}.{h.group}" for h in hits])
         return hits[0]
 
