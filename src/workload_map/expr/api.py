@@ -1,0 +1,230 @@
+"""Public entry points: ``compile_expression``, ``Expression``, ``analyze``.
+
+Safety model, in short (details in the package docstring): static rules reject forbidden
+constructs before anything runs; every evaluation carries a step budget, a result cap, size caps
+for strings/arrays and a recursion bound; internal Python exceptions never escape as such.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from threading import Lock
+from typing import Any
+
+from workload_map.errors import (
+    ExpressionError,
+    ExpressionLimitError,
+    ExpressionRuntimeError,
+    ExpressionSafetyError,
+    ExpressionSyntaxError,
+    PathError,
+)
+
+from . import ast as A
+from .checks import Finding, find_issues
+from .compiler import CompileFailure, Program, build
+from .parser import parse
+from .paths import setpath
+from .readpaths import static_read_paths
+from .runtime import MAX_RESULTS, BreakOut, JqError, JqPathError, LimitExceeded
+
+CACHE_SIZE = 1024
+
+
+def _caret(source: str, offset: int | None) -> str:
+    if offset is None:
+        return ""
+    line_start = source.rfind("\n", 0, offset) + 1
+    line_end = source.find("\n", offset)
+    if line_end < 0:
+        line_end = len(source)
+    return f"\n    {source[line_start:line_end]}\n    {' ' * (offset - line_start)}^"
+
+
+def _syntax_error(source: str, message: str, offset: int | None) -> ExpressionSyntaxError:
+    where = f" at offset {offset}" if offset is not None else ""
+    return ExpressionSyntaxError(source, f"{message}{where}{_caret(source, offset)}", offset)
+
+
+def _assignable(node: A.Node) -> bool:
+    """Static: does the expression denote paths (so it can be written to)?"""
+    if isinstance(node, A.Identity):
+        return True
+    if isinstance(node, (A.Index, A.Slice, A.Iterate)):
+        return _assignable(node.target)
+    if isinstance(node, A.Pipe):
+        return _assignable(node.left) and _assignable(node.right)
+    if isinstance(node, A.Comma):
+        return _assignable(node.left) and _assignable(node.right)
+    if isinstance(node, A.Try):
+        return node.handler is None and _assignable(node.body)
+    if isinstance(node, A.If):
+        return _assignable(node.then) and (node.otherwise is None or _assignable(node.otherwise))
+    if isinstance(node, A.As):
+        # jq 1.7 tracks paths through `. as $x | path`; gojq's mutation may not (documented).
+        return _assignable(node.body)
+    if isinstance(node, A.Call):
+        key = (node.name, len(node.args))
+        if key in (("select", 1), ("empty", 0), ("getpath", 1), ("first", 0), ("last", 0)):
+            return True
+        if key in (("first", 1), ("last", 1)):
+            return _assignable(node.args[0])
+        if key == ("limit", 2):
+            return _assignable(node.args[1])
+        return False
+    return False
+
+
+class Expression:
+    """A compiled jq expression. Thread-safe; evaluate as often as you like."""
+
+    __slots__ = ("_program", "_variables", "is_assignable", "source")
+
+    def __init__(self, source: str, program: Program, assignable: bool, variables: tuple[str, ...]) -> None:
+        self.source = source
+        self._program = program
+        self.is_assignable = assignable
+        self._variables = variables
+
+    def __repr__(self) -> str:
+        return f"Expression({self.source!r})"
+
+    def _vars(self, variables: Mapping[str, Any] | None) -> Mapping[str, Any]:
+        if not self._variables:
+            return {}
+        given = variables or {}
+        missing = [n for n in self._variables if n not in given]
+        if missing:
+            raise ExpressionRuntimeError(self.source, f"${missing[0]} is not defined (no value given)")
+        return given
+
+    def _fail(self, exc: BaseException) -> ExpressionError:
+        if isinstance(exc, ExpressionError):
+            return exc
+        if isinstance(exc, JqPathError):
+            return PathError(self.source, exc.message)
+        if isinstance(exc, JqError):
+            return ExpressionRuntimeError(self.source, exc.message)
+        if isinstance(exc, LimitExceeded):
+            return ExpressionLimitError(self.source, str(exc))
+        if isinstance(exc, RecursionError):
+            return ExpressionLimitError(self.source, "recursion or nesting too deep (limit exceeded)")
+        if isinstance(exc, MemoryError):
+            return ExpressionLimitError(self.source, "out of memory while evaluating")
+        if isinstance(exc, BreakOut):
+            return ExpressionRuntimeError(self.source, "break")
+        return ExpressionRuntimeError(self.source, f"internal error: {type(exc).__name__}: {exc}")
+
+    def all(self, data: Any, variables: Mapping[str, Any] | None = None) -> list[Any]:
+        """Every output in order; more than MAX_RESULTS raises ExpressionLimitError."""
+        try:
+            return self._program.all_fn(data, self._vars(variables))
+        except Exception as exc:  # noqa: BLE001 - everything becomes a typed ExpressionError
+            raise self._fail(exc) from exc
+
+    def first(self, data: Any, variables: Mapping[str, Any] | None = None) -> Any:
+        """The first output, or None when there is none; later outputs are not computed."""
+        try:
+            return self._program.first_fn(data, self._vars(variables))
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail(exc) from exc
+
+    def paths(self, data: Any, variables: Mapping[str, Any] | None = None) -> list[tuple[str | int, ...]]:
+        """Like jq ``[path(expr)]``; raises PathError for expressions that are not paths."""
+        try:
+            return self._program.paths_fn(data, self._vars(variables))
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail(exc) from exc
+
+    def assign(self, data: Any, value: Any, variables: Mapping[str, Any] | None = None) -> Any:
+        """jq ``(expr) = value``: a new document with ``value`` at every path; input untouched."""
+        result = data
+        for p in self.paths(data, variables):
+            try:
+                result = setpath(result, p, value)
+            except Exception as exc:  # noqa: BLE001
+                raise self._fail(exc) from exc
+        return result
+
+    def set_each(self, data: Any, values: Sequence[Any], variables: Mapping[str, Any] | None = None) -> Any:
+        """Write ``values[i]`` at the i-th path of ``paths(data)``."""
+        paths = self.paths(data, variables)
+        if len(paths) != len(values):
+            raise PathError(
+                self.source, f"array length mismatch: expected {len(paths)} values but got {len(values)}"
+            )
+        result = data
+        for p, v in zip(paths, values):
+            try:
+                result = setpath(result, p, v)
+            except Exception as exc:  # noqa: BLE001
+                raise self._fail(exc) from exc
+        return result
+
+    @property
+    def generated_source(self) -> str:
+        """The Python source generated for this expression (for debugging)."""
+        return self._program.code
+
+
+_cache: OrderedDict[tuple[str, tuple[str, ...]], Expression] = OrderedDict()
+_cache_lock = Lock()
+
+
+def _parse(source: str) -> A.Node:
+    try:
+        return parse(source)
+    except ExpressionSyntaxError as exc:
+        raise _syntax_error(source, exc.message, exc.offset) from None
+
+
+def compile_expression(source: str, variables: Iterable[str] = ()) -> Expression:
+    """Parse, check and compile ``source``. ``variables`` names the ``$vars`` callers will pass.
+
+    Raises ExpressionSyntaxError (bad text) or ExpressionSafetyError (forbidden construct,
+    undefined function or variable). Results are cached by source text.
+    """
+    names = tuple(sorted(set(variables)))
+    key = (source, names)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            return hit
+    root = _parse(source)
+    issues = find_issues(root, names)
+    if issues:
+        first = issues[0]
+        raise ExpressionSafetyError(source, first.message)
+    try:
+        program = build(root, names)
+    except CompileFailure as exc:
+        raise ExpressionSafetyError(source, str(exc)) from None
+    except (SyntaxError, RecursionError, MemoryError, OverflowError):
+        raise ExpressionSafetyError(source, "expression is too complex to compile") from None
+    expr = Expression(source, program, _assignable(root), names)
+    with _cache_lock:
+        _cache[key] = expr
+        if len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return expr
+
+
+def analyze(source: str, variables: Iterable[str] = ()) -> list[Finding]:
+    """Every static finding (syntax, Karta rules, undefined names) without raising."""
+    try:
+        root = parse(source)
+    except ExpressionSyntaxError as exc:
+        return [Finding("syntax", exc.message, exc.offset)]
+    return find_issues(root, tuple(sorted(set(variables))))
+
+
+def read_paths(expr: Expression | str) -> list[tuple[str, ...]]:
+    """Static input field paths the expression reads (best effort), e.g.
+    ``.spec.a[].b // 1`` -> ``[("spec", "a", "[]", "b")]``."""
+    source = expr.source if isinstance(expr, Expression) else expr
+    return static_read_paths(_parse(source))
+
+
+__all__ = ["MAX_RESULTS", "Expression", "Finding", "analyze", "compile_expression", "read_paths"]

@@ -1,0 +1,1377 @@
+"""Code generator: AST -> Python source -> functions (compiled once per expression).
+
+Streams are compiled in continuation-passing style *at code generation time*: ``stream(node,
+inp, env, k)`` returns Python statements that run ``k(value_expr)`` once per output, so
+``.a[] | select(.x) | .y`` becomes nested ``for``/``if`` statements with no generators.
+Single-output subexpressions (paths, literals, arithmetic, comparisons) compile through
+``single()`` to ``(statements, expression)`` and are used inline. Generators appear only where
+jq needs laziness or early exit across a boundary: ``try`` bodies that stream, ``label``, user
+functions and their closure arguments, ``limit``. Early-exit builtins (``any/all/first/isempty``)
+compile to small local functions whose continuation is ``return``.
+
+Invariant: a continuation always runs in the Python function that called ``stream`` for it,
+so it may assign that function's locals (``reduce`` accumulators) and ``return`` from it.
+Continuations never use ``break``/``continue``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import ast as A
+from . import paths as P
+from . import runtime as R
+from . import values as V
+from .names import BUILTINS
+
+K = Callable[[str], list[str]]
+PK = Callable[[str, str], list[str]]
+
+# Generated names start with "_"; runtime helpers are exposed as "R_<name>" globals.
+NAMESPACE: dict[str, Any] = {}
+
+
+def _export(prefix: str, module: Any, names: list[str]) -> None:
+    for n in names:
+        NAMESPACE[f"R_{n}"] = getattr(module, n)
+
+
+_export(
+    "R",
+    R,
+    "JqError JqPathError BreakOut NOTHING over_budget too_many_results is_true compare jeq jne lt le gt ge "
+    "index field_error iter_error iterable slice_value indices_of object_key break_out raise_error add sub "
+    "mul div mod neg check_size LimitExceeded".split(),
+)
+_export(
+    "V",
+    V,
+    "tojson tostring fromjson tonumber length utf8bytelength keys keys_unsorted has contains jtype "
+    "to_entries from_entries add_all add_values jany jall flatten jsort unique sort_by_keys group_by_keys "
+    "unique_by_keys min_by_keys max_by_keys jmin jmax reverse transpose startswith endswith ltrimstr "
+    "rtrimstr trim ltrim rtrim ascii_downcase ascii_upcase explode implode ascii split1 join index_of "
+    "rindex_of match_list test capture_obj scan_value split_re floor ceil jround trunc fabs jabs sqrt log "
+    "log10 log2 exp exp2 exp10 pow_ isinfinite isnan isnormal toarray bsearch format_value gmtime mktime "
+    "strftime strptime fromdateiso8601 todateiso8601 now iter_values".split(),
+)
+NAMESPACE["R_getpath"] = P.getpath
+NAMESPACE["R_setpath"] = P.setpath
+NAMESPACE["R_nan"] = math.nan
+NAMESPACE["R_inf"] = math.inf
+NAMESPACE["R_islice"] = __import__("itertools").islice
+
+# Builtins that map (input, *value args) -> one value, as runtime function names.
+VALUE_FUNCS: dict[tuple[str, int], str] = {
+    ("length", 0): "R_length",
+    ("utf8bytelength", 0): "R_utf8bytelength",
+    ("keys", 0): "R_keys",
+    ("keys_unsorted", 0): "R_keys_unsorted",
+    ("to_entries", 0): "R_to_entries",
+    ("from_entries", 0): "R_from_entries",
+    ("add", 0): "R_add_all",
+    ("any", 0): "R_jany",
+    ("all", 0): "R_jall",
+    ("flatten", 0): "R_flatten",
+    ("flatten", 1): "R_flatten",
+    ("floor", 0): "R_floor",
+    ("ceil", 0): "R_ceil",
+    ("round", 0): "R_jround",
+    ("trunc", 0): "R_trunc",
+    ("sqrt", 0): "R_sqrt",
+    ("log", 0): "R_log",
+    ("log10", 0): "R_log10",
+    ("log2", 0): "R_log2",
+    ("exp", 0): "R_exp",
+    ("exp2", 0): "R_exp2",
+    ("exp10", 0): "R_exp10",
+    ("fabs", 0): "R_fabs",
+    ("abs", 0): "R_jabs",
+    ("tostring", 0): "R_tostring",
+    ("tonumber", 0): "R_tonumber",
+    ("type", 0): "R_jtype",
+    ("isinfinite", 0): "R_isinfinite",
+    ("isnan", 0): "R_isnan",
+    ("isnormal", 0): "R_isnormal",
+    ("sort", 0): "R_jsort",
+    ("unique", 0): "R_unique",
+    ("min", 0): "R_jmin",
+    ("max", 0): "R_jmax",
+    ("reverse", 0): "R_reverse",
+    ("explode", 0): "R_explode",
+    ("implode", 0): "R_implode",
+    ("ascii", 0): "R_ascii",
+    ("ascii_downcase", 0): "R_ascii_downcase",
+    ("ascii_upcase", 0): "R_ascii_upcase",
+    ("tojson", 0): "R_tojson",
+    ("fromjson", 0): "R_fromjson",
+    ("transpose", 0): "R_transpose",
+    ("toarray", 0): "R_toarray",
+    ("trim", 0): "R_trim",
+    ("ltrim", 0): "R_ltrim",
+    ("rtrim", 0): "R_rtrim",
+    ("gmtime", 0): "R_gmtime",
+    ("mktime", 0): "R_mktime",
+    ("todate", 0): "R_todateiso8601",
+    ("todateiso8601", 0): "R_todateiso8601",
+    ("fromdate", 0): "R_fromdateiso8601",
+    ("fromdateiso8601", 0): "R_fromdateiso8601",
+    ("has", 1): "R_has",
+    ("contains", 1): "R_contains",
+    ("startswith", 1): "R_startswith",
+    ("endswith", 1): "R_endswith",
+    ("ltrimstr", 1): "R_ltrimstr",
+    ("rtrimstr", 1): "R_rtrimstr",
+    ("split", 1): "R_split1",
+    ("split", 2): "R_split_re",
+    ("join", 1): "R_join",
+    ("test", 1): "R_test",
+    ("test", 2): "R_test",
+    ("indices", 1): "R_indices_of",
+    ("index", 1): "R_index_of",
+    ("rindex", 1): "R_rindex_of",
+    ("getpath", 1): "R_getpath",
+    ("setpath", 2): "R_setpath",
+    ("strftime", 1): "R_strftime",
+    ("strptime", 1): "R_strptime",
+    ("todate", 1): "R_strftime",
+    ("bsearch", 1): "R_bsearch",
+    ("pow", 2): "R_pow_",
+}
+
+# Value builtins that always return a boolean (so truthiness needs no extra test).
+BOOL_FUNCS = frozenset(
+    {"not", "has", "contains", "startswith", "endswith", "test", "any", "all", "isempty", "inside", "in", "IN",
+     "isinfinite", "isnan", "isnormal"}
+)
+
+# `select(type == X)`-style filters: name -> Python condition on `v`.
+TYPE_FILTERS = {
+    "values": "{v} is not None",
+    "nulls": "{v} is None",
+    "booleans": "type({v}) is bool",
+    "numbers": "(type({v}) is int or type({v}) is float)",
+    "strings": "type({v}) is str",
+    "arrays": "type({v}) is list",
+    "objects": "type({v}) is dict",
+    "iterables": "(type({v}) is list or type({v}) is dict)",
+    "scalars": "not (type({v}) is list or type({v}) is dict)",
+    "finites": "((type({v}) is int or type({v}) is float) and not R_isinfinite({v}) and not R_isnan({v}))",
+    "normals": "((type({v}) is int or type({v}) is float) and R_isnormal({v}))",
+}
+
+MAX_INLINE_K = 24  # continuation lines duplicated at most this long; longer ones go through a generator
+MAX_DEPTH = 14  # indentation depth before a subexpression is moved into its own generator
+
+
+def indent(lines: list[str], n: int = 1) -> list[str]:
+    pad = "    " * n
+    return [pad + ln for ln in lines]
+
+
+@dataclass
+class Func:
+    kind: str  # "user" or "closure"
+    pyname: str
+    params: tuple[str, ...] = ()
+    single: bool = False
+
+
+@dataclass
+class Env:
+    vars: dict[str, str] = field(default_factory=dict)
+    funcs: dict[tuple[str, int], Func] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def with_var(self, name: str, py: str) -> Env:
+        return Env({**self.vars, name: py}, self.funcs, self.labels)
+
+    def with_func(self, key: tuple[str, int], f: Func) -> Env:
+        return Env(self.vars, {**self.funcs, key: f}, self.labels)
+
+    def with_label(self, name: str, py: str) -> Env:
+        return Env(self.vars, self.funcs, {**self.labels, name: py})
+
+
+class CompileFailure(Exception):
+    pass
+
+
+class Gen:
+    def __init__(self) -> None:
+        self.counter = 0
+        self.depth = 0
+
+    def fresh(self, prefix: str) -> str:
+        self.counter += 1
+        return f"_{prefix}{self.counter}"
+
+    # ------------------------------------------------------------------ helpers
+    def name_of(self, expr: str, lines: list[str]) -> str:
+        if expr.isidentifier():
+            return expr
+        t = self.fresh("t")
+        lines.append(f"{t} = {expr}")
+        return t
+
+    @staticmethod
+    def truth(expr: str, is_bool: bool) -> str:
+        if is_bool:
+            return expr
+        if expr.isidentifier():
+            return f"({expr} is not None and {expr} is not False)"
+        return f"R_is_true({expr})"
+
+    def is_bool(self, node: A.Node, env: Env) -> bool:
+        if isinstance(node, A.Binary):
+            return node.op in ("==", "!=", "<", "<=", ">", ">=")
+        if isinstance(node, (A.And, A.Or)):
+            return True
+        if isinstance(node, A.Literal):
+            return type(node.value) is bool
+        if isinstance(node, A.Call):
+            return (node.name, len(node.args)) not in env.funcs and node.name in BOOL_FUNCS
+        if isinstance(node, A.Pipe):
+            return self.is_bool(node.right, env)
+        return False
+
+    def gen_fn(self, node: A.Node, env: Env, params: str = "") -> tuple[str, list[str]]:
+        """A local generator function ``name(inp)`` yielding the node's outputs."""
+        fn = self.fresh("g")
+        inp = self.fresh("i")
+        saved = self.depth
+        self.depth = 0
+        body = self.stream(node, inp, env, lambda v: [f"yield {v}"])
+        self.depth = saved
+        lines = [f"def {fn}({inp}{params}):", *indent(body), "    return", "    yield"]
+        return fn, lines
+
+    # ------------------------------------------------------------------ single-valuedness
+    def is_single(self, node: A.Node, env: Env) -> bool:
+        s = self.is_single
+        if isinstance(node, (A.Identity, A.Literal, A.Var, A.Format, A.ArrayCons)):
+            return True
+        if isinstance(node, A.ObjectCons):
+            return all(s(k, env) and s(v, env) for k, v in node.entries)
+        if isinstance(node, A.StringInterp):
+            return all(isinstance(p, str) or s(p, env) for p in node.parts)
+        if isinstance(node, A.Neg):
+            return s(node.operand, env)
+        if isinstance(node, (A.Binary, A.And, A.Or, A.Alt, A.Pipe)):
+            return s(node.left, env) and s(node.right, env)
+        if isinstance(node, A.If):
+            return (
+                s(node.cond, env) and s(node.then, env) and (node.otherwise is None or s(node.otherwise, env))
+            )
+        if isinstance(node, A.Index):
+            return s(node.target, env) and s(node.key, env)
+        if isinstance(node, A.Slice):
+            return (
+                s(node.target, env)
+                and (node.start is None or s(node.start, env))
+                and (node.end is None or s(node.end, env))
+            )
+        if isinstance(node, A.As):
+            return s(node.source, env) and s(node.body, self.bind_names(node.pattern, env)) and not any(
+                not isinstance(k, A.Literal) for k in _pattern_keys(node.pattern)
+            )
+        if isinstance(node, A.Reduce):
+            return s(node.init, env)
+        if isinstance(node, A.Try):
+            return node.handler is not None and s(node.body, env) and s(node.handler, env)
+        if isinstance(node, A.FuncDef):
+            return s(node.rest, self.declare(node, env))
+        if isinstance(node, A.Call):
+            key = (node.name, len(node.args))
+            f = env.funcs.get(key)
+            if f is not None:
+                return f.kind == "user" and f.single
+            name = node.name
+            if key in VALUE_FUNCS or name in ("not", "error", "env", "now", "infinite", "nan", "input_filename"):
+                return all(s(a, env) for a in node.args)
+            if key in (("first", 0), ("last", 0), ("nth", 1), ("debug", 0), ("stderr", 0)):
+                return all(s(a, env) for a in node.args)
+            if name in ("map", "map_values", "with_entries", "sort_by", "group_by", "unique_by", "min_by",
+                        "max_by", "isempty", "add", "INDEX", "pick") or (name in ("any", "all", "IN") and node.args):
+                return True
+            if name in ("ltrimstr", "rtrimstr"):
+                return all(s(a, env) for a in node.args)
+            return False
+        return False
+
+    def bind_names(self, pattern: A.Pattern, env: Env) -> Env:
+        for name in _pattern_vars(pattern):
+            env = env.with_var(name, self.fresh("v" + _safe(name)))
+        return env
+
+    def declare(self, node: A.FuncDef, env: Env) -> Env:
+        key = (node.name, len(node.params))
+        f = Func("user", self.fresh("f" + _safe(node.name)), node.params, False)
+        inner = env.with_func(key, f)
+        if not node.params:
+            body_env = inner
+            f.single = self.is_single(node.body, body_env)
+        return inner
+
+    # ------------------------------------------------------------------ single mode
+    def single(self, node: A.Node, inp: str, env: Env) -> tuple[list[str], str] | None:
+        if not self.is_single(node, env):
+            return None
+        return self.single_code(node, inp, env)
+
+    def single_code(self, node: A.Node, inp: str, env: Env) -> tuple[list[str], str]:
+        if isinstance(node, A.Identity):
+            return [], inp
+        if isinstance(node, A.Literal):
+            return [], _literal(node.value)
+        if isinstance(node, A.Var):
+            if node.name == "ENV":
+                return [], "{}"
+            return [], env.vars[node.name]
+        if isinstance(node, A.Index):
+            return self.single_index(node, inp, env)
+        if isinstance(node, A.Slice):
+            lines, t = self.single_code(node.target, inp, env)
+            s = e = "None"
+            if node.start is not None:
+                pre, s = self.single_code(node.start, inp, env)
+                lines += pre
+            if node.end is not None:
+                pre, e = self.single_code(node.end, inp, env)
+                lines += pre
+            return lines, f"R_slice_value({t}, {s}, {e})"
+        if isinstance(node, A.Format):
+            return [], f"R_format_value({node.name!r}, {inp})"
+        if isinstance(node, A.ArrayCons):
+            if node.body is None:
+                return [], "[]"
+            sv = self.single(node.body, inp, env)
+            if sv is not None:
+                return sv[0], f"[{sv[1]}]"
+            lst = self.fresh("l")
+            lines = [f"{lst} = []"]
+            lines += self.stream(node.body, inp, env, lambda v: [f"{lst}.append({v})"])
+            return lines, lst
+        if isinstance(node, A.ObjectCons):
+            lines = []
+            parts = []
+            for k, v in node.entries:
+                if isinstance(k, A.Literal) and type(k.value) is str:
+                    ks = repr(k.value)
+                else:
+                    pre, ks = self.single_code(k, inp, env)
+                    lines += pre
+                    ks = f"R_object_key({ks})"
+                pre, vs = self.single_code(v, inp, env)
+                lines += pre
+                parts.append(f"{ks}: {vs}")
+            return lines, "{" + ", ".join(parts) + "}"
+        if isinstance(node, A.StringInterp):
+            lines = []
+            pieces = []
+            for p in node.parts:
+                if isinstance(p, str):
+                    pieces.append(repr(p))
+                else:
+                    pre, e = self.single_code(p, inp, env)
+                    lines += pre
+                    pieces.append(self.fmt_piece(node.fmt, e))
+            return lines, "(" + " + ".join(pieces) + ")"
+        if isinstance(node, A.Neg):
+            lines, e = self.single_code(node.operand, inp, env)
+            return lines, f"R_neg({e})"
+        if isinstance(node, A.Binary):
+            return self.single_binary(node, inp, env)
+        if isinstance(node, (A.And, A.Or)):
+            lines, l = self.single_code(node.left, inp, env)
+            lb = self.is_bool(node.left, env)
+            rb = self.is_bool(node.right, env)
+            rpre, r = self.single_code(node.right, inp, env)
+            if not rpre:
+                if isinstance(node, A.And):
+                    return lines, f"({self.truth(l, lb)} and {self.truth(r, rb)})"
+                return lines, f"({self.truth(l, lb)} or {self.truth(r, rb)})"
+            res = self.fresh("b")
+            lines.append(f"{res} = {self.truth(l, lb)}")
+            lines.append(f"if {res}:" if isinstance(node, A.And) else f"if not {res}:")
+            lines += indent([*rpre, f"{res} = {self.truth(r, rb)}"])
+            return lines, res
+        if isinstance(node, A.Alt):
+            lines, l = self.single_code(node.left, inp, env)
+            res = self.fresh("a")
+            lines.append(f"{res} = {l}")
+            rpre, r = self.single_code(node.right, inp, env)
+            lines.append(f"if {res} is None or {res} is False:")
+            lines += indent([*rpre, f"{res} = {r}"])
+            return lines, res
+        if isinstance(node, A.Pipe):
+            lines, l = self.single_code(node.left, inp, env)
+            name = self.name_of(l, lines)
+            pre, r = self.single_code(node.right, name, env)
+            return lines + pre, r
+        if isinstance(node, A.If):
+            lines, c = self.single_code(node.cond, inp, env)
+            res = self.fresh("r")
+            tpre, t = self.single_code(node.then, inp, env)
+            if node.otherwise is None:
+                epre, e = [], inp
+            else:
+                epre, e = self.single_code(node.otherwise, inp, env)
+            lines.append(f"if {self.truth(c, self.is_bool(node.cond, env))}:")
+            lines += indent([*tpre, f"{res} = {t}"])
+            lines.append("else:")
+            lines += indent([*epre, f"{res} = {e}"])
+            return lines, res
+        if isinstance(node, A.As):
+            lines, src = self.single_code(node.source, inp, env)
+            src = self.name_of(src, lines)
+            env2 = self.bind_names(node.pattern, env)
+            lines += self.bind_pattern(node.pattern, src, inp, env2)
+            pre, body = self.single_code(node.body, inp, env2)
+            return lines + pre, body
+        if isinstance(node, A.Reduce):
+            res = self.fresh("r")
+            lines = self.reduce_code(node, inp, env, lambda v: [f"{res} = {v}"])
+            return lines, res
+        if isinstance(node, A.Try):
+            assert node.handler is not None
+            res = self.fresh("r")
+            bpre, b = self.single_code(node.body, inp, env)
+            err = self.fresh("e")
+            ev = self.fresh("x")
+            hpre, h = self.single_code(node.handler, ev, env)
+            lines = ["try:", *indent([*bpre, f"{res} = {b}"]), f"except R_JqError as {err}:"]
+            lines += indent([f"{ev} = {err}.value", *hpre, f"{res} = {h}"])
+            return lines, res
+        if isinstance(node, A.FuncDef):
+            env2 = self.declare(node, env)
+            lines = self.func_def(node, env2)
+            pre, e = self.single_code(node.rest, inp, env2)
+            return lines + pre, e
+        if isinstance(node, A.Call):
+            return self.single_call(node, inp, env)
+        raise CompileFailure(f"cannot compile {type(node).__name__} as a single value")
+
+    def fmt_piece(self, fmt: str | None, e: str) -> str:
+        if fmt is None or fmt == "text":
+            return f"R_tostring({e})"
+        return f"R_format_value({fmt!r}, {e})"
+
+    def single_index(self, node: A.Index, inp: str, env: Env) -> tuple[list[str], str]:
+        lines, t = self.single_code(node.target, inp, env)
+        key = node.key
+        if isinstance(key, A.Literal) and type(key.value) is str:
+            t = self.name_of(t, lines)
+            k = repr(key.value)
+            return lines, f"({t}.get({k}) if type({t}) is dict else R_field_error({t}, {k}))"
+        pre, k = self.single_code(key, inp, env)
+        return lines + pre, f"R_index({t}, {k})"
+
+    def single_binary(self, node: A.Binary, inp: str, env: Env) -> tuple[list[str], str]:
+        op = node.op
+        lines, left = self.single_code(node.left, inp, env)
+        rpre, right = self.single_code(node.right, inp, env)
+        if rpre:
+            left = self.name_of(left, lines)
+            lines += rpre
+        rl = node.right
+        if op in ("==", "!="):
+            neg = op == "!="
+            lit = rl if isinstance(rl, A.Literal) else (node.left if isinstance(node.left, A.Literal) else None)
+            other = left if lit is rl else right
+            if lit is not None and type(lit.value) is str:
+                return lines, f"({other} {'!=' if neg else '=='} {lit.value!r})"
+            if lit is not None and lit.value is None:
+                return lines, f"({other} is {'not ' if neg else ''}None)"
+            if lit is not None and type(lit.value) is bool:
+                return lines, f"({other} is {'not ' if neg else ''}{lit.value!r})"
+            return lines, f"{'R_jne' if neg else 'R_jeq'}({left}, {right})"
+        if op in ("<", "<=", ">", ">=") and isinstance(rl, A.Literal) and type(rl.value) is int:
+            left = self.name_of(left, lines)
+            fn = {"<": "R_lt", "<=": "R_le", ">": "R_gt", ">=": "R_ge"}[op]
+            return lines, f"({left} {op} {rl.value!r} if type({left}) is int else {fn}({left}, {rl.value!r}))"
+        fn = {"+": "R_add", "-": "R_sub", "*": "R_mul", "/": "R_div", "%": "R_mod", "<": "R_lt",
+              "<=": "R_le", ">": "R_gt", ">=": "R_ge"}[op]
+        return lines, f"{fn}({left}, {right})"
+
+    def single_call(self, node: A.Call, inp: str, env: Env) -> tuple[list[str], str]:
+        key = (node.name, len(node.args))
+        f = env.funcs.get(key)
+        if f is not None:
+            return [], f"{f.pyname}({inp})"
+        name = node.name
+        args = node.args
+        if key in VALUE_FUNCS:
+            lines: list[str] = []
+            vals = []
+            for a in args:
+                pre, e = self.single_code(a, inp, env)
+                lines += pre
+                vals.append(e)
+            return lines, f"{VALUE_FUNCS[key]}({', '.join([inp, *vals])})"
+        if name == "not":
+            return [], f"({inp} is None or {inp} is False)"
+        if name == "error":
+            if not args:
+                return [], f"R_raise_error({inp})"
+            pre, e = self.single_code(args[0], inp, env)
+            return pre, f"R_raise_error({e})"
+        if name == "env":
+            return [], "{}"
+        if name == "now":
+            return [], "R_now()"
+        if name == "infinite":
+            return [], "R_inf"
+        if name == "nan":
+            return [], "R_nan"
+        if key in (("debug", 0), ("stderr", 0)):
+            return [], inp
+        if key == ("first", 0):
+            return [], f"R_index({inp}, 0)"
+        if key == ("last", 0):
+            return [], f"R_index({inp}, -1)"
+        if key == ("nth", 1):
+            pre, e = self.single_code(args[0], inp, env)
+            return pre, f"R_index({inp}, {e})"
+        if name in ("map", "with_entries"):
+            lst = self.fresh("l")
+            src = inp
+            lines = []
+            if name == "with_entries":
+                src = self.fresh("t")
+                lines.append(f"{src} = R_to_entries({inp})")
+            lines += [f"{lst} = []"]
+            lines += self.iterate_code(src, lambda v: self.stream(args[0], v, env, lambda w: [f"{lst}.append({w})"]))
+            if name == "with_entries":
+                return lines, f"R_from_entries({lst})"
+            return lines, lst
+        if name == "map_values":
+            return self.map_values(node, inp, env)
+        if name in ("sort_by", "group_by", "unique_by", "min_by", "max_by"):
+            return self.keyed(node, inp, env)
+        if name in ("any", "all") and args:
+            return self.any_all(node, inp, env)
+        if name == "isempty":
+            fn = self.fresh("h")
+            i2 = self.fresh("i")
+            body = self.stream(args[0], i2, env, lambda v: ["return False"])
+            return [f"def {fn}({i2}):", *indent(body), "    return True"], f"{fn}({inp})"
+        if name == "IN":
+            return self.in_code(node, inp, env)
+        if key == ("add", 1):
+            lst = self.fresh("l")
+            lines = [f"{lst} = []", *self.stream(args[0], inp, env, lambda v: [f"{lst}.append({v})"])]
+            return lines, f"R_add_values({lst})"
+        if name == "INDEX":
+            return self.index_code(node, inp, env)
+        if name == "pick":
+            res = self.fresh("r")
+            lines = [f"{res} = None"]
+            lines += self.pstream(
+                args[0], inp, "()", env, lambda v, p: [f"{res} = R_setpath({res}, {p}, R_getpath({inp}, {p}))"]
+            )
+            return lines, res
+        raise CompileFailure(f"{name}/{len(args)} has no single-value form")
+
+    # ------------------------------------------------------------------ stream mode
+    def stream(self, node: A.Node, inp: str, env: Env, k: K) -> list[str]:
+        sv = self.single(node, inp, env)
+        if sv is not None:
+            pre, e = sv
+            return pre + k(e)
+        if self.depth > MAX_DEPTH:
+            # Keep Python's block nesting shallow: run this part as its own generator.
+            fn, lines = self.gen_fn(node, env)
+            v = self.fresh("v")
+            return [*lines, f"for {v} in {fn}({inp}):", *indent(k(v))]
+        self.depth += 1
+        try:
+            return self.stream_code(node, inp, env, k)
+        finally:
+            self.depth -= 1
+
+    def shareable(self, k: K, times: int) -> tuple[K, list[str]]:
+        """Use ``k`` ``times`` times: inline when small, else route through a list buffer."""
+        probe = k("_probe")
+        if times <= 1 or len(probe) <= MAX_INLINE_K:
+            return k, []
+        buf = self.fresh("q")
+        return (lambda v: [f"{buf}.append({v})"]), [f"{buf} = []"]
+
+    def flush(self, buf_lines: list[str], k: K) -> list[str]:
+        if not buf_lines:
+            return []
+        buf = buf_lines[0].split(" ")[0]
+        v = self.fresh("v")
+        return [f"for {v} in {buf}:", *indent(k(v))]
+
+    def iterate_code(self, src: str, body: Callable[[str], list[str]]) -> list[str]:
+        c = self.fresh("c")
+        v = self.fresh("v")
+        return [
+            f"{c} = {src} if type({src}) is list else ({src}.values() if type({src}) is dict else R_iter_error({src}))",
+            f"_b[0] -= len({c})",
+            "if _b[0] < 0: R_over_budget()",
+            f"for {v} in {c}:",
+            *indent(body(v) or ["pass"]),
+        ]
+
+    def stream_code(self, node: A.Node, inp: str, env: Env, k: K) -> list[str]:
+        if isinstance(node, A.Iterate):
+            return self.stream(node.target, inp, env, lambda t: self.iterate_code(self._nm(t), k))
+        if isinstance(node, A.Index):
+            return self.stream(
+                node.key,
+                inp,
+                env,
+                lambda kv: self.stream(node.target, inp, env, lambda t: k(f"R_index({t}, {kv})")),
+            )
+        if isinstance(node, A.Slice):
+            start = node.start or A.Literal(node.offset, None)
+            end = node.end or A.Literal(node.offset, None)
+            return self.stream(
+                end,
+                inp,
+                env,
+                lambda e: self.stream(
+                    start, inp, env, lambda s: self.stream(node.target, inp, env, lambda t: k(f"R_slice_value({t}, {s}, {e})"))
+                ),
+            )
+        if isinstance(node, A.Pipe):
+            return self.stream(node.left, inp, env, lambda v: self.with_name(v, lambda n: self.stream(node.right, n, env, k)))
+        if isinstance(node, A.Comma):
+            k2, buf = self.shareable(k, 2)
+            return buf + self.stream(node.left, inp, env, k2) + self.stream(node.right, inp, env, k2) + self.flush(buf, k)
+        if isinstance(node, A.Try):
+            return self.try_code(node, inp, env, k)
+        if isinstance(node, A.If):
+            return self.stream(node.cond, inp, env, lambda c: self.if_branches(node, c, inp, env, k))
+        if isinstance(node, A.Alt):
+            lst = self.fresh("l")
+            lines = [f"{lst} = []"]
+            lines += self.stream(node.left, inp, env, lambda v: self.with_name(v, lambda n: [f"if {n} is not None and {n} is not False: {lst}.append({n})"]))
+            lines.append(f"if not {lst}:")
+            lines += indent(self.stream(node.right, inp, env, lambda v: [f"{lst}.append({v})"]))
+            v = self.fresh("v")
+            lines += [f"for {v} in {lst}:", *indent(k(v))]
+            return lines
+        if isinstance(node, (A.And, A.Or)):
+            is_and = isinstance(node, A.And)
+
+            def after_left(lv: str) -> list[str]:
+                t = self.truth(lv, self.is_bool(node.left, env))
+                right = self.stream(node.right, inp, env, lambda rv: k(self.truth(rv, self.is_bool(node.right, env))))
+                k2, buf = self.shareable(k, 2)
+                if is_and:
+                    return buf + [f"if {t}:", *indent(self.stream(node.right, inp, env, lambda rv: k2(self.truth(rv, self.is_bool(node.right, env))))), "else:", *indent(k2("False"))] + self.flush(buf, k) if buf else [f"if {t}:", *indent(right), "else:", *indent(k("False"))]
+                if buf:
+                    return buf + [f"if {t}:", *indent(k2("True")), "else:", *indent(self.stream(node.right, inp, env, lambda rv: k2(self.truth(rv, self.is_bool(node.right, env)))))] + self.flush(buf, k)
+                return [f"if {t}:", *indent(k("True")), "else:", *indent(right)]
+
+            return self.stream(node.left, inp, env, lambda lv: self.with_name(lv, after_left))
+        if isinstance(node, (A.Binary,)):
+            op = node.op
+            fn = {"+": "R_add", "-": "R_sub", "*": "R_mul", "/": "R_div", "%": "R_mod", "<": "R_lt", "<=": "R_le",
+                  ">": "R_gt", ">=": "R_ge", "==": "R_jeq", "!=": "R_jne"}[op]
+            return self.stream(
+                node.right, inp, env, lambda r: self.with_name(r, lambda rn: self.stream(node.left, inp, env, lambda lv: k(f"{fn}({lv}, {rn})")))
+            )
+        if isinstance(node, A.Neg):
+            return self.stream(node.operand, inp, env, lambda v: k(f"R_neg({v})"))
+        if isinstance(node, A.ObjectCons):
+            return self.object_stream(node, inp, env, k, 0, [])
+        if isinstance(node, A.StringInterp):
+            return self.interp_stream(node, inp, env, k, len(node.parts) - 1, {})
+        if isinstance(node, A.As):
+            return self.stream(node.source, inp, env, lambda s: self.with_name(s, lambda sn: self.as_body(node, sn, inp, env, k)))
+        if isinstance(node, A.Reduce):
+            return self.reduce_code(node, inp, env, k)
+        if isinstance(node, A.Foreach):
+            return self.foreach_code(node, inp, env, k)
+        if isinstance(node, A.Label):
+            return self.label_code(node, inp, env, k)
+        if isinstance(node, A.Break):
+            lab = env.labels.get(node.name)
+            if lab is None:
+                raise CompileFailure(f"$*label-{node.name} is not defined")
+            return [f"R_break_out({lab})"]
+        if isinstance(node, A.FuncDef):
+            env2 = self.declare(node, env)
+            return self.func_def(node, env2) + self.stream(node.rest, inp, env2, k)
+        if isinstance(node, A.Call):
+            return self.call_stream(node, inp, env, k)
+        raise CompileFailure(f"cannot compile {type(node).__name__}")
+
+    def _nm(self, expr: str) -> str:
+        # Iteration sources must be names (used several times); callers pass names or simple exprs.
+        return expr if expr.isidentifier() else f"({expr})"
+
+    def with_name(self, expr: str, body: Callable[[str], list[str]]) -> list[str]:
+        lines: list[str] = []
+        n = self.name_of(expr, lines)
+        return lines + body(n)
+
+    def if_branches(self, node: A.If, c: str, inp: str, env: Env, k: K) -> list[str]:
+        k2, buf = self.shareable(k, 2)
+        t = self.truth(c, self.is_bool(node.cond, env))
+        then = self.stream(node.then, inp, env, k2)
+        other = k2(inp) if node.otherwise is None else self.stream(node.otherwise, inp, env, k2)
+        return buf + [f"if {t}:", *indent(then or ["pass"]), "else:", *indent(other or ["pass"])] + self.flush(buf, k)
+
+    def object_stream(self, node: A.ObjectCons, inp: str, env: Env, k: K, i: int, done: list[tuple[str, str]]) -> list[str]:
+        if i == len(node.entries):
+            return k("{" + ", ".join(f"{a}: {b}" for a, b in done) + "}")
+        key, val = node.entries[i]
+
+        def with_key(ks: str) -> list[str]:
+            kexpr = ks if isinstance(key, A.Literal) and type(key.value) is str else f"R_object_key({ks})"
+            return self.with_name(
+                kexpr,
+                lambda kn: self.stream(
+                    val, inp, env, lambda vs: self.with_name(vs, lambda vn: self.object_stream(node, inp, env, k, i + 1, [*done, (kn, vn)]))
+                ),
+            )
+
+        return self.stream(key, inp, env, with_key)
+
+    def interp_stream(self, node: A.StringInterp, inp: str, env: Env, k: K, i: int, done: dict[int, str]) -> list[str]:
+        # jq varies the first interpolation fastest, so loop over the last one outermost.
+        if i < 0:
+            pieces = [repr(p) if isinstance(p, str) else self.fmt_piece(node.fmt, done[j]) for j, p in enumerate(node.parts)]
+            return k("(" + " + ".join(pieces) + ")")
+        part = node.parts[i]
+        if isinstance(part, str):
+            return self.interp_stream(node, inp, env, k, i - 1, done)
+        return self.stream(part, inp, env, lambda v: self.with_name(v, lambda n: self.interp_stream(node, inp, env, k, i - 1, {**done, i: n})))
+
+    def as_body(self, node: A.As, src: str, inp: str, env: Env, k: K) -> list[str]:
+        env2 = self.bind_names(node.pattern, env)
+        return self.bind_pattern(node.pattern, src, inp, env2) + self.stream(node.body, inp, env2, k)
+
+    def bind_pattern(self, pattern: A.Pattern, src: str, inp: str, env: Env) -> list[str]:
+        if isinstance(pattern, A.VarPattern):
+            return [f"{env.vars[pattern.name]} = {src}"]
+        lines: list[str] = []
+        if isinstance(pattern, A.ArrayPattern):
+            lines.append(f"if {src} is not None and type({src}) is not list: R_raise_error('Cannot index ' + R_jtype({src}) + ' with number')")
+            for i, p in enumerate(pattern.elements):
+                t = self.fresh("t")
+                lines.append(f"{t} = R_index({src}, {i})")
+                lines += self.bind_pattern(p, t, inp, env)
+            return lines
+        for key, sub, bind in pattern.entries:
+            pre, ks = self.single_code(key, inp, env)
+            lines += pre
+            t = self.fresh("t")
+            lines.append(f"{t} = R_index({src}, {ks})")
+            if bind is not None:
+                lines.append(f"{env.vars[bind]} = {t}")
+            if sub is not None:
+                lines += self.bind_pattern(sub, t, inp, env)
+        return lines
+
+    def reduce_code(self, node: A.Reduce, inp: str, env: Env, k: K) -> list[str]:
+        acc = self.fresh("acc")
+        env2 = self.bind_names(node.pattern, env)
+
+        def step(v: str) -> list[str]:
+            lines = self.bind_pattern(node.pattern, v, inp, env2)
+            sv = self.single(node.update, acc, env2)
+            if sv is not None:
+                return lines + sv[0] + [f"{acc} = {sv[1]}"]
+            last = self.fresh("z")
+            lines.append(f"{last} = None")
+            lines += self.stream(node.update, acc, env2, lambda u: [f"{last} = {u}"])
+            return lines + [f"{acc} = {last}"]
+
+        def with_init(iv: str) -> list[str]:
+            return [f"{acc} = {iv}", *self.stream(node.source, inp, env, lambda v: self.with_name(v, step)), *k(acc)]
+
+        return self.stream(node.init, inp, env, with_init)
+
+    def foreach_code(self, node: A.Foreach, inp: str, env: Env, k: K) -> list[str]:
+        acc = self.fresh("acc")
+        env2 = self.bind_names(node.pattern, env)
+
+        def step(v: str) -> list[str]:
+            lines = self.bind_pattern(node.pattern, v, inp, env2)
+
+            def emit(u: str) -> list[str]:
+                out = [f"{acc} = {u}"]
+                if node.extract is None:
+                    return out + k(acc)
+                return out + self.stream(node.extract, acc, env2, k)
+
+            return lines + self.stream(node.update, acc, env2, emit)
+
+        def with_init(iv: str) -> list[str]:
+            return [f"{acc} = {iv}", *self.stream(node.source, inp, env, lambda v: self.with_name(v, step))]
+
+        return self.stream(node.init, inp, env, with_init)
+
+    def try_code(self, node: A.Try, inp: str, env: Env, k: K) -> list[str]:
+        err = self.fresh("e")
+        sv = self.single(node.body, inp, env)
+        if sv is not None:
+            res = self.fresh("r")
+            lines = ["try:", *indent([*sv[0], f"{res} = {sv[1]}"]), f"except R_JqError as {err}:"]
+            if node.handler is None:
+                lines += ["    pass", "else:", *indent(k(res) or ["pass"])]
+                return lines
+            ev = self.fresh("x")
+            k2, buf = self.shareable(k, 2)
+            handler = self.stream(node.handler, ev, env, k2)
+            lines = buf + lines + indent([f"{ev} = {err}.value", *handler]) + ["else:", *indent(k2(res) or ["pass"])]
+            return lines + self.flush(buf, k)
+        fn, gen = self.gen_fn(node.body, env)
+        it = self.fresh("it")
+        v = self.fresh("v")
+        k2, buf = self.shareable(k, 2)
+        lines = [*buf, *gen, f"{it} = {fn}({inp})", "while True:", "    try:", f"        {v} = next({it})",
+                 "    except StopIteration:", "        break", f"    except R_JqError as {err}:"]
+        if node.handler is not None:
+            ev = self.fresh("x")
+            handler = self.stream(node.handler, ev, env, k2)
+            lines += indent([f"{ev} = {err}.value", *handler], 2)
+        lines += ["        break", *indent(k2(v) or ["pass"])]
+        return lines + self.flush(buf, k)
+
+    def label_code(self, node: A.Label, inp: str, env: Env, k: K) -> list[str]:
+        lab = self.fresh("lab")
+        env2 = env.with_label(node.name, lab)
+        fn, gen = self.gen_fn(node.body, env2)
+        it = self.fresh("it")
+        v = self.fresh("v")
+        err = self.fresh("e")
+        return [f"{lab} = object()", *gen, f"{it} = {fn}({inp})", "while True:", "    try:", f"        {v} = next({it})",
+                "    except StopIteration:", "        break", f"    except R_BreakOut as {err}:",
+                f"        if {err}.label is not {lab}: raise", "        break", *indent(k(v) or ["pass"])]
+
+    def func_def(self, node: A.FuncDef, env: Env) -> list[str]:
+        f = env.funcs[(node.name, len(node.params))]
+        inp = self.fresh("i")
+        body_env = env
+        py_params = []
+        value_params = []
+        for p in node.params:
+            pn = self.fresh("p" + _safe(p.lstrip("$")))
+            py_params.append(pn)
+            body_env = body_env.with_func((p.lstrip("$"), 0), Func("closure", pn))
+            if p.startswith("$"):
+                value_params.append((p[1:], pn))
+        head = f"def {f.pyname}({', '.join([inp, *py_params])}):"
+        budget = ["_b[0] -= 1", "if _b[0] < 0: R_over_budget()"]
+        saved = self.depth
+        self.depth = 0
+        try:
+            if f.single:
+                pre, e = self.single_code(node.body, inp, body_env)
+                return [head, *indent([*budget, *pre, f"return {e}"])]
+
+            def bind_values(i: int, benv: Env) -> list[str]:
+                if i == len(value_params):
+                    return self.stream(node.body, inp, benv, lambda v: [f"yield {v}"])
+                name, pn = value_params[i]
+                v = self.fresh("v" + _safe(name))
+                benv2 = benv.with_var(name, v)
+                return [f"for {v} in {pn}({inp}):", *indent(bind_values(i + 1, benv2) or ["pass"])]
+
+            body = bind_values(0, body_env)
+            return [head, *indent([*budget, *body, "return", "yield"])]
+        finally:
+            self.depth = saved
+
+    # ------------------------------------------------------------------ calls
+    def call_stream(self, node: A.Call, inp: str, env: Env, k: K) -> list[str]:
+        key = (node.name, len(node.args))
+        name, args = node.name, node.args
+        f = env.funcs.get(key)
+        if f is not None:
+            v = self.fresh("v")
+            if f.kind == "closure":
+                return [f"for {v} in {f.pyname}({inp}):", *indent(k(v))]
+            lines: list[str] = []
+            closures = []
+            for a in args:
+                fn, gen = self.gen_fn(a, env)
+                lines += gen
+                closures.append(fn)
+            return lines + [f"for {v} in {f.pyname}({', '.join([inp, *closures])}):", *indent(k(v))]
+        if key in VALUE_FUNCS or name in ("error", "ltrimstr", "rtrimstr", "nth") and key != ("nth", 2):
+            return self.cartesian_call(node, inp, env, k)
+        if key == ("empty", 0):
+            return ["pass"]
+        if name == "select":
+            cond = args[0]
+            sv = self.single(cond, inp, env)
+            if sv is not None:
+                return [*sv[0], f"if {self.truth(sv[1], self.is_bool(cond, env))}:", *indent(k(inp) or ["pass"])]
+            k2, buf = self.shareable(k, 2)
+            return buf + self.stream(cond, inp, env, lambda c: [f"if {self.truth(c, self.is_bool(cond, env))}:", *indent(k2(inp) or ["pass"])]) + self.flush(buf, k)
+        if name in TYPE_FILTERS:
+            return [f"if {TYPE_FILTERS[name].format(v=inp)}:", *indent(k(inp))]
+        if key == ("first", 1):
+            fn = self.fresh("h")
+            i2 = self.fresh("i")
+            body = self.stream(args[0], i2, env, lambda v: [f"return {v}"])
+            r = self.fresh("r")
+            return [f"def {fn}({i2}):", *indent(body), "    return R_NOTHING", f"{r} = {fn}({inp})", f"if {r} is not R_NOTHING:", *indent(k(r))]
+        if key == ("last", 1):
+            r = self.fresh("r")
+            return [f"{r} = R_NOTHING", *self.stream(args[0], inp, env, lambda v: [f"{r} = {v}"]), f"if {r} is not R_NOTHING:", *indent(k(r))]
+        if key == ("limit", 2):
+            def with_n(n: str) -> list[str]:
+                fn, gen = self.gen_fn(args[1], env)
+                v = self.fresh("v")
+                nn = self.fresh("n")
+                return [
+                    f"{nn} = {n}",
+                    f"if type({nn}) is not int and type({nn}) is not float: R_raise_error('Invalid limit: must be a number')",
+                    f"if {nn} < 0: R_raise_error(\"limit doesn't support negative count\")",
+                    *gen,
+                    f"for {v} in R_islice({fn}({inp}), max(0, int(-(-{nn} // 1)))):",
+                    *indent(k(v)),
+                ]
+            return self.stream(args[0], inp, env, with_n)
+        if key == ("nth", 2):
+            def with_n2(n: str) -> list[str]:
+                fn, gen = self.gen_fn(args[1], env)
+                v = self.fresh("v")
+                nn = self.fresh("n")
+                return [
+                    f"{nn} = {n}",
+                    f"if {nn} < 0: R_raise_error('Out of bounds negative array index')",
+                    *gen,
+                    f"for {v} in R_islice({fn}({inp}), int({nn}), int({nn}) + 1):",
+                    *indent(k(v)),
+                ]
+            return self.stream(args[0], inp, env, with_n2)
+        if key == ("until", 2):
+            return self.until_code(node, inp, env, k)
+        if key == ("path", 1):
+            return self.pstream(args[0], inp, "()", env, lambda v, p: k(f"list({p})"))
+        if name in ("splits", "match", "capture", "scan") or name in ("sub", "gsub"):
+            return self.regex_stream(node, inp, env, k)
+        if key in (("in", 1), ("inside", 1)):
+            def with_arg(a: str) -> list[str]:
+                if name == "in":
+                    return k(f"R_has({a}, {inp})")
+                return k(f"R_contains({a}, {inp})")
+            return self.stream(args[0], inp, env, with_arg)
+        if key in (("debug", 1),):
+            return self.stream(args[0], inp, env, lambda _m: k(inp))
+        if key == ("getpath", 1):
+            return self.cartesian_call(node, inp, env, k)
+        raise CompileFailure(f"{name}/{len(args)} is not defined")
+
+    def cartesian_call(self, node: A.Call, inp: str, env: Env, k: K) -> list[str]:
+        """Value builtins with streaming arguments: one call per combination."""
+        args = node.args
+        key = (node.name, len(args))
+
+        def go(i: int, vals: list[str]) -> list[str]:
+            if i == len(args):
+                if key in VALUE_FUNCS:
+                    return k(f"{VALUE_FUNCS[key]}({', '.join([inp, *vals])})")
+                if node.name == "error":
+                    return [f"R_raise_error({vals[0]})"]
+                if node.name == "ltrimstr":
+                    return k(f"R_ltrimstr({inp}, {vals[0]})")
+                if node.name == "rtrimstr":
+                    return k(f"R_rtrimstr({inp}, {vals[0]})")
+                if node.name == "nth":
+                    return k(f"R_index({inp}, {vals[0]})")
+                raise CompileFailure(node.name)
+            return self.stream(args[i], inp, env, lambda v: self.with_name(v, lambda n: go(i + 1, [*vals, n])))
+
+        if node.name == "error" and not args:
+            return [f"R_raise_error({inp})"]
+        return go(0, [])
+
+    def until_code(self, node: A.Call, inp: str, env: Env, k: K) -> list[str]:
+        cond, update = node.args
+        cur = self.fresh("u")
+        cs = self.single(cond, cur, env)
+        us = self.single(update, cur, env)
+        if cs is not None and us is not None:
+            return [
+                f"{cur} = {inp}",
+                "while True:",
+                *indent(["_b[0] -= 1", "if _b[0] < 0: R_over_budget()", *cs[0],
+                         f"if {self.truth(cs[1], self.is_bool(cond, env))}: break", *us[0], f"{cur} = {us[1]}"]),
+                *k(cur),
+            ]
+        # General case: the recursive definition from jq's builtins, as a local generator.
+        fn = self.fresh("h")
+        i2 = self.fresh("i")
+        v = self.fresh("v")
+        body = self.stream(
+            cond, i2, env,
+            lambda c: [f"if {self.truth(c, self.is_bool(cond, env))}:", f"    yield {i2}", "else:",
+                       *indent(self.stream(update, i2, env, lambda u: [f"yield from {fn}({u})"]))],
+        )
+        return [f"def {fn}({i2}):", "    _b[0] -= 1", "    if _b[0] < 0: R_over_budget()", *indent(body), "    return",
+                "    yield", f"for {v} in {fn}({inp}):", *indent(k(v))]
+
+    def regex_stream(self, node: A.Call, inp: str, env: Env, k: K) -> list[str]:
+        name, args = node.name, node.args
+        if name in ("sub", "gsub"):
+            re_node, repl = args[0], args[1]
+            flags_node = args[2] if len(args) == 3 else None
+
+            def with_re(rx: str) -> list[str]:
+                def with_flags(fl: str) -> list[str]:
+                    fn, gen = self.gen_fn(repl, env)
+                    r = self.fresh("r")
+                    glob = "True" if name == "gsub" else "False"
+                    return [*gen, *self.with_name(f"R_substitute({inp}, {rx}, {fl}, {fn}, {glob})",
+                                                  lambda rs: [f"for {r} in {rs}:", *indent(k(r))])]
+                if flags_node is None:
+                    return with_flags("None")
+                return self.stream(flags_node, inp, env, with_flags)
+
+            return self.stream(re_node, inp, env, with_re)
+        flags_node = args[1] if len(args) > 1 else None
+
+        def with_re2(rx: str) -> list[str]:
+            def with_flags(fl: str) -> list[str]:
+                m = self.fresh("m")
+                if name == "splits":
+                    return [f"for {m} in R_split_re({inp}, {rx}, {fl}):", *indent(k(m))]
+                force = "True" if name == "scan" else "False"
+                conv = {"match": m, "capture": f"R_capture_obj({m})", "scan": f"R_scan_value({m})"}[name]
+                return [f"for {m} in R_match_list({inp}, {rx}, {fl}, {force}):", *indent(k(conv))]
+            if flags_node is None:
+                return with_flags("None")
+            return self.stream(flags_node, inp, env, with_flags)
+
+        return self.stream(args[0], inp, env, with_re2)
+
+    def map_values(self, node: A.Call, inp: str, env: Env) -> tuple[list[str], str]:
+        f = node.args[0]
+        res = self.fresh("r")
+        kk = self.fresh("k")
+        v = self.fresh("v")
+        fn = self.fresh("h")
+        i2 = self.fresh("i")
+        body = self.stream(f, i2, env, lambda w: [f"return {w}"])
+        lines = [f"def {fn}({i2}):", *indent(body), "    return R_NOTHING",
+                 f"if type({inp}) is dict:", f"    {res} = {{}}", f"    for {kk}, {v} in {inp}.items():",
+                 f"        {v} = {fn}({v})", f"        if {v} is not R_NOTHING: {res}[{kk}] = {v}",
+                 f"elif type({inp}) is list:", f"    {res} = []", f"    for {v} in {inp}:", f"        {v} = {fn}({v})",
+                 f"        if {v} is not R_NOTHING: {res}.append({v})", "else:", f"    R_iter_error({inp})"]
+        return lines, res
+
+    def keyed(self, node: A.Call, inp: str, env: Env) -> tuple[list[str], str]:
+        f = node.args[0]
+        keys = self.fresh("ks")
+        lines = [f"{keys} = []"]
+
+        def per_item(v: str) -> list[str]:
+            sv = self.single(f, v, env)
+            if sv is not None:
+                return [*sv[0], f"{keys}.append([{sv[1]}])"]
+            one = self.fresh("l")
+            return [f"{one} = []", *self.stream(f, v, env, lambda w: [f"{one}.append({w})"]), f"{keys}.append({one})"]
+
+        lines += [f"if type({inp}) is not list: R_raise_error(R_jtype({inp}) + ' (' + R_tojson({inp})[:30] + ') cannot be sorted, as it is not an array')"]
+        lines += self.iterate_code(inp, per_item)
+        fn = {"sort_by": "R_sort_by_keys", "group_by": "R_group_by_keys", "unique_by": "R_unique_by_keys",
+              "min_by": "R_min_by_keys", "max_by": "R_max_by_keys"}[node.name]
+        return lines, f"{fn}({inp}, {keys})"
+
+    def any_all(self, node: A.Call, inp: str, env: Env) -> tuple[list[str], str]:
+        is_any = node.name == "any"
+        fn = self.fresh("h")
+        i2 = self.fresh("i")
+        if len(node.args) == 2:
+            gen, cond = node.args
+        else:
+            gen, cond = A.Iterate(node.offset, A.Identity(node.offset)), node.args[0]
+        cb = self.is_bool(cond, env)
+
+        def on_item(v: str) -> list[str]:
+            def on_cond(c: str) -> list[str]:
+                t = self.truth(c, cb)
+                return [f"if {t}: return True"] if is_any else [f"if not {t}: return False"]
+            return self.stream(cond, v, env, on_cond)
+
+        body = self.stream(gen, i2, env, lambda v: self.with_name(v, on_item))
+        end = "return False" if is_any else "return True"
+        return [f"def {fn}({i2}):", *indent(body or ["pass"]), f"    {end}"], f"{fn}({inp})"
+
+    def in_code(self, node: A.Call, inp: str, env: Env) -> tuple[list[str], str]:
+        fn = self.fresh("h")
+        i2 = self.fresh("i")
+        if len(node.args) == 1:
+            src_node: A.Node = A.Identity(node.offset)
+            set_node = node.args[0]
+        else:
+            src_node, set_node = node.args
+
+        def on_src(sv: str) -> list[str]:
+            return self.with_name(sv, lambda sn: self.stream(set_node, i2, env, lambda x: [f"if R_jeq({sn}, {x}): return True"]))
+
+        body = self.stream(src_node, i2, env, on_src)
+        return [f"def {fn}({i2}):", *indent(body or ["pass"]), "    return False"], f"{fn}({inp})"
+
+    def index_code(self, node: A.Call, inp: str, env: Env) -> tuple[list[str], str]:
+        if len(node.args) == 1:
+            src: A.Node = A.Iterate(node.offset, A.Identity(node.offset))
+            keyf = node.args[0]
+        else:
+            src, keyf = node.args
+        res = self.fresh("r")
+
+        def on_row(row: str) -> list[str]:
+            return self.with_name(row, lambda rn: self.stream(keyf, rn, env, lambda kv: [f"{res}[R_tostring({kv})] = {rn}"]))
+
+        return [f"{res} = {{}}", *self.stream(src, inp, env, on_row)], res
+
+    # ------------------------------------------------------------------ path mode
+    def pstream(self, node: A.Node, inp: str, pth: str, env: Env, k: PK) -> list[str]:
+        """Outputs as (value, path-tuple) pairs, for path(f), paths(), assignment and pick."""
+        if isinstance(node, A.Identity):
+            return k(inp, pth)
+        if isinstance(node, A.Index):
+            def with_target(tv: str, tp: str) -> list[str]:
+                def with_key(kv: str) -> list[str]:
+                    return self.with_name(kv, lambda kn: self.with_name(f"R_index({tv}, {kn}) if {tv} is not None else None", lambda vn: k(vn, f"({tp} + ({kn},))")))
+                key = node.key
+                if isinstance(key, A.Literal):
+                    return with_key(repr(key.value))
+                return self.stream(key, inp, env, with_key)
+            return self.pstream(node.target, inp, pth, env, lambda tv, tp: self.with_name(tv, lambda tn: with_target(tn, tp)))
+        if isinstance(node, A.Slice):
+            def with_t(tv: str, tp: str) -> list[str]:
+                s = node.start or A.Literal(node.offset, None)
+                e = node.end or A.Literal(node.offset, None)
+                return self.stream(s, inp, env, lambda sv: self.stream(e, inp, env, lambda ev: self.with_name(
+                    f"R_slice_value({tv}, {sv}, {ev})", lambda vn: k(vn, f"({tp} + ({{'start': {sv}, 'end': {ev}}},))"))))
+            return self.pstream(node.target, inp, pth, env, lambda tv, tp: self.with_name(tv, lambda tn: with_t(tn, tp)))
+        if isinstance(node, A.Iterate):
+            def with_t2(tv: str, tp: str) -> list[str]:
+                kk = self.fresh("k")
+                v = self.fresh("v")
+                return [f"if type({tv}) is dict:", f"    {kk}_it = {tv}.items()", f"elif type({tv}) is list:",
+                        f"    {kk}_it = enumerate({tv})", "else:", f"    R_iter_error({tv})",
+                        f"_b[0] -= len({tv})", "if _b[0] < 0: R_over_budget()",
+                        f"for {kk}, {v} in {kk}_it:", *indent(k(v, f"({tp} + ({kk},))") or ["pass"])]
+            return self.pstream(node.target, inp, pth, env, lambda tv, tp: self.with_name(tv, lambda tn: with_t2(tn, tp)))
+        if isinstance(node, A.Pipe):
+            return self.pstream(node.left, inp, pth, env, lambda v, p: self.with_name(v, lambda vn: self.with_name(p, lambda pn: self.pstream(node.right, vn, pn, env, k))))
+        if isinstance(node, A.Comma):
+            return self.pstream(node.left, inp, pth, env, k) + self.pstream(node.right, inp, pth, env, k)
+        if isinstance(node, A.If):
+            def branches(c: str) -> list[str]:
+                t = self.truth(c, self.is_bool(node.cond, env))
+                then = self.pstream(node.then, inp, pth, env, k)
+                other = k(inp, pth) if node.otherwise is None else self.pstream(node.otherwise, inp, pth, env, k)
+                return [f"if {t}:", *indent(then or ["pass"]), "else:", *indent(other or ["pass"])]
+            return self.stream(node.cond, inp, env, branches)
+        if isinstance(node, A.Alt):
+            lst = self.fresh("l")
+            lines = [f"{lst} = []"]
+            lines += self.pstream(node.left, inp, pth, env, lambda v, p: self.with_name(v, lambda n: [f"if {n} is not None and {n} is not False: {lst}.append(({n}, {p}))"]))
+            lines.append(f"if not {lst}:")
+            lines += indent(self.pstream(node.right, inp, pth, env, lambda v, p: [f"{lst}.append(({v}, {p}))"]))
+            v = self.fresh("v")
+            p = self.fresh("p")
+            return lines + [f"for {v}, {p} in {lst}:", *indent(k(v, p))]
+        if isinstance(node, A.Try):
+            fn = self.fresh("g")
+            i2 = self.fresh("i")
+            p2 = self.fresh("p")
+            body = self.pstream(node.body, i2, p2, env, lambda v, p: [f"yield ({v}, {p})"])
+            it = self.fresh("it")
+            v = self.fresh("v")
+            err = self.fresh("e")
+            lines = [f"def {fn}({i2}, {p2}):", *indent(body), "    return", "    yield",
+                     f"{it} = {fn}({inp}, {pth})", "while True:", "    try:", f"        {v} = next({it})",
+                     "    except StopIteration:", "        break", f"    except R_JqError as {err}:"]
+            if node.handler is not None:
+                ev = self.fresh("x")
+                lines += indent([f"{ev} = {err}.value", *self.stream(node.handler, ev, env, lambda hv: [f"R_path_error({hv})"])], 2)
+            lines += ["        break", *indent(k(f"{v}[0]", f"{v}[1]"))]
+            return lines
+        if isinstance(node, A.As):
+            def body(s: str) -> list[str]:
+                env2 = self.bind_names(node.pattern, env)
+                return self.bind_pattern(node.pattern, s, inp, env2) + self.pstream(node.body, inp, pth, env2, k)
+            return self.stream(node.source, inp, env, lambda s: self.with_name(s, body))
+        if isinstance(node, A.FuncDef):
+            env2 = self.declare(node, env)
+            return self.func_def(node, env2) + self.pstream(node.rest, inp, pth, env2, k)
+        if isinstance(node, A.Label):
+            lab = self.fresh("lab")
+            env2 = env.with_label(node.name, lab)
+            fn = self.fresh("g")
+            i2 = self.fresh("i")
+            p2 = self.fresh("p")
+            body2 = self.pstream(node.body, i2, p2, env2, lambda v, p: [f"yield ({v}, {p})"])
+            it = self.fresh("it")
+            v = self.fresh("v")
+            err = self.fresh("e")
+            return [f"{lab} = object()", f"def {fn}({i2}, {p2}):", *indent(body2), "    return", "    yield",
+                    f"{it} = {fn}({inp}, {pth})", "while True:", "    try:", f"        {v} = next({it})",
+                    "    except StopIteration:", "        break", f"    except R_BreakOut as {err}:",
+                    f"        if {err}.label is not {lab}: raise", "        break", *indent(k(f"{v}[0]", f"{v}[1]"))]
+        if isinstance(node, A.Break):
+            return self.stream(node, inp, env, lambda v: [])
+        if isinstance(node, A.Call) and (node.name, len(node.args)) not in env.funcs:
+            return self.pcall(node, inp, pth, env, k)
+        # Anything else is not a path expression: jq fails on the first value it produces.
+        return self.stream(node, inp, env, lambda v: [f"R_path_error({v})"])
+
+    def pcall(self, node: A.Call, inp: str, pth: str, env: Env, k: PK) -> list[str]:
+        key = (node.name, len(node.args))
+        args = node.args
+        if key == ("empty", 0):
+            return ["pass"]
+        if node.name == "error":
+            return self.stream(node, inp, env, lambda v: [])
+        if key == ("select", 1):
+            return self.stream(args[0], inp, env, lambda c: [f"if {self.truth(c, self.is_bool(args[0], env))}:", *indent(k(inp, pth) or ["pass"])])
+        if node.name in TYPE_FILTERS and not args:
+            return [f"if {TYPE_FILTERS[node.name].format(v=inp)}:", *indent(k(inp, pth))]
+        if key == ("getpath", 1):
+            return self.stream(args[0], inp, env, lambda pv: self.with_name(pv, lambda pn: [
+                f"if type({pn}) is not list: R_raise_error('Path must be specified as an array')",
+                *self.with_name(f"R_getpath({inp}, {pn})", lambda vn: k(vn, f"({pth} + tuple({pn}))"))]))
+        if key in (("first", 1), ("last", 1), ("limit", 2)):
+            fn = self.fresh("g")
+            i2 = self.fresh("i")
+            p2 = self.fresh("p")
+            body = self.pstream(args[-1], i2, p2, env, lambda v, p: [f"yield ({v}, {p})"])
+            lines = [f"def {fn}({i2}, {p2}):", *indent(body), "    return", "    yield"]
+            v = self.fresh("v")
+            if key == ("first", 1):
+                return lines + [f"for {v} in R_islice({fn}({inp}, {pth}), 1):", *indent(k(f"{v}[0]", f"{v}[1]"))]
+            if key == ("last", 1):
+                r = self.fresh("r")
+                return lines + [f"{r} = None", f"for {r} in {fn}({inp}, {pth}): pass", f"if {r} is not None:", *indent(k(f"{r}[0]", f"{r}[1]"))]
+            return self.stream(args[0], inp, env, lambda n: lines + [f"for {v} in R_islice({fn}({inp}, {pth}), max(0, int({n}))):", *indent(k(f"{v}[0]", f"{v}[1]"))])
+        if key in (("first", 0), ("last", 0)):
+            idx = "0" if node.name == "first" else "-1"
+            return self.with_name(f"R_index({inp}, {idx})", lambda vn: k(vn, f"({pth} + ({idx},))"))
+        if key in (("debug", 0), ("stderr", 0)):
+            return k(inp, pth)
+        return self.stream(node, inp, env, lambda v: [f"R_path_error({v})"])
+
+
+def _path_error(v: Any) -> Any:
+    raise R.JqPathError(f"Invalid path expression with result {R.describe(v).split(' (', 1)[1][:-1]}")
+
+
+NAMESPACE["R_path_error"] = _path_error
+
+
+def _substitute(s: Any, pattern: Any, flags: Any, repl: Callable[[Any], Any], glob: bool) -> list[str]:
+    matches = V.match_list(s, pattern, flags, glob)
+    if type(s) is not str:
+        raise R.JqError(f"{R.describe(s)} cannot be matched, as it is not a string")
+    results: list[str] = [""]
+    prev = 0
+    for m in matches:
+        cap = V.capture_obj(m)
+        outs = []
+        for r in repl(cap):
+            if type(r) is not str:
+                raise R.JqError(f"{R.describe(r)} cannot be added to a string")
+            outs.append(r)
+        lead = s[prev : m["offset"]]
+        results = [base + lead + o for o in outs for base in results]
+        if len(results) > R.MAX_RESULTS:
+            raise R.LimitExceeded(f"query results exceed the allowed number {R.MAX_RESULTS}")
+        prev = m["offset"] + m["length"]
+    tail = s[prev:]
+    return [r + tail for r in results]
+
+
+NAMESPACE["R_substitute"] = _substitute
+
+
+def _literal(v: Any) -> str:
+    if type(v) is float:
+        if v != v:
+            return "R_nan"
+        if v in (math.inf, -math.inf):
+            return "R_inf" if v > 0 else "(-R_inf)"
+    return repr(v)
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)
+
+
+def _pattern_vars(p: A.Pattern) -> list[str]:
+    if isinstance(p, A.VarPattern):
+        return [p.name]
+    if isinstance(p, A.ArrayPattern):
+        return [n for e in p.elements for n in _pattern_vars(e)]
+    out: list[str] = []
+    for _key, sub, bind in p.entries:
+        if bind is not None:
+            out.append(bind)
+        if sub is not None:
+            out += _pattern_vars(sub)
+    return out
+
+
+def _pattern_keys(p: A.Pattern) -> list[A.Node]:
+    if isinstance(p, A.ObjectPattern):
+        out: list[A.Node] = []
+        for key, sub, _bind in p.entries:
+            out.append(key)
+            if sub is not None:
+                out += _pattern_keys(sub)
+        return out
+    if isinstance(p, A.ArrayPattern):
+        return [k for e in p.elements for k in _pattern_keys(e)]
+    return []
+
+
+@dataclass
+class Program:
+    all_fn: Callable[..., list[Any]]
+    first_fn: Callable[..., Any]
+    paths_fn: Callable[..., list[tuple[Any, ...]]]
+    code: str
+
+
+def build(root: A.Node, variables: tuple[str, ...]) -> Program:
+    """Generate and compile the three entry points for one expression."""
+    env = Env()
+    gen = Gen()
+    header = []
+    for name in variables:
+        py = gen.fresh("v" + _safe(name))
+        env = env.with_var(name, py)
+        header.append(f"{py} = _vars[{name!r}]")
+    budget = [f"_b = [{R.STEP_BUDGET}]"]
+
+    sv = gen.single(root, "inp", env)
+    if sv is not None:
+        all_body = [*sv[0], f"return [{sv[1]}]"]
+    else:
+        all_body = ["_out = []"] + gen.stream(
+            root, "inp", env, lambda v: [f"_out.append({v})", f"if len(_out) > {R.MAX_RESULTS}: R_too_many_results()"]
+        ) + ["return _out"]
+    first_body = gen.stream(root, "inp", env, lambda v: [f"return {v}"]) + ["return None"]
+    paths_body = ["_out = []"] + gen.pstream(
+        root, "inp", "()", env, lambda v, p: [f"_out.append({p})", f"if len(_out) > {R.MAX_RESULTS}: R_too_many_results()"]
+    ) + ["return _out"]
+
+    code_lines = []
+    for fname, body in (("_all", all_body), ("_first", first_body), ("_paths", paths_body)):
+        code_lines.append(f"def {fname}(inp, _vars):")
+        code_lines += indent([*budget, *header, *body])
+    code = "\n".join(code_lines) + "\n"
+    ns = dict(NAMESPACE)
+    exec(compile(code, "<jq>", "exec"), ns)  # noqa: S102 - our own generated source
+    return Program(ns["_all"], ns["_first"], ns["_paths"], code)
+
+
+__all__ = ["BUILTINS", "CompileFailure", "Program", "build"]
