@@ -1,0 +1,105 @@
+"""Queries that run on Pod objects (upstream spec 3.5), shared by pod attribution and gangs.
+
+* component type: no selector, or one with neither ``keyPath`` nor ``matchLabels``, never
+  matches; every ``matchLabels`` entry must equal the pod's label; then no ``keyPath`` matches,
+  ``keyPath`` without ``value`` matches any non-null result, ``keyPath`` with ``value`` matches
+  when any result equals that string;
+* single-value queries (instance id, replica key, group keys): exactly one result, not null,
+  not ``""``; stringified with Go's default formatting;
+* filters: each yields exactly one result, and it is boolean ``true``.
+
+Failures raise :class:`PodQueryError` (a :class:`~workload_map.errors.ResolveError`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from workload_map.errors import ExpressionError, ResolveError
+from workload_map.model.definition import ComponentDefinition
+from workload_map.resolve._core import go_string
+from workload_map.resolve._jq import compile_expr
+
+
+class PodQueryError(ResolveError):
+    """A query on a pod failed (no single value, an evaluation error...)."""
+
+
+def pod_name(pod: Mapping[str, Any]) -> str:
+    meta = pod.get("metadata") if isinstance(pod, Mapping) else None
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    return name if isinstance(name, str) else ""
+
+
+def pod_labels(pod: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = pod.get("metadata") if isinstance(pod, Mapping) else None
+    labels = meta.get("labels") if isinstance(meta, Mapping) else None
+    return labels if isinstance(labels, Mapping) else {}
+
+
+def _all(source: str, pod: Mapping[str, Any]) -> list[Any]:
+    try:
+        return compile_expr(source).all(pod)
+    except ExpressionError as exc:
+        raise PodQueryError(f"failed to evaluate {source!r} on pod {pod_name(pod)}: {exc.message}") from exc
+
+
+def has_type_selector(comp: ComponentDefinition) -> bool:
+    sel = comp.pod_selector.component_type_selector if comp.pod_selector else None
+    return sel is not None and bool(sel.key_path or sel.match_labels)
+
+
+def matches_component_type(comp: ComponentDefinition, pod: Mapping[str, Any]) -> bool:
+    sel = comp.pod_selector.component_type_selector if comp.pod_selector else None
+    if sel is None or not (sel.key_path or sel.match_labels):
+        return False
+    labels = pod_labels(pod)
+    for key, value in (sel.match_labels or {}).items():
+        if labels.get(key) != value:
+            return False
+    if not sel.key_path:
+        return True
+    results = _all(sel.key_path, pod)
+    if sel.value is None:
+        return any(r is not None for r in results)
+    return any(isinstance(r, str) and r == sel.value for r in results)
+
+
+def single_value(source: str, pod: Mapping[str, Any]) -> str:
+    results = _all(source, pod)
+    if len(results) != 1:
+        raise PodQueryError(f"expected single query result, got {len(results)}")
+    value = results[0]
+    if value is None or value == "":
+        raise PodQueryError(f"query result is empty {go_string(value)}")
+    return go_string(value)
+
+
+def passes_filters(filters: Iterable[str], pod: Mapping[str, Any]) -> bool:
+    for source in filters:
+        results = _all(source, pod)
+        if len(results) != 1 or results[0] is not True:
+            return False
+    return True
+
+
+def matching_instance_id(comp: ComponentDefinition, pod: Mapping[str, Any], ids: tuple[str, ...]) -> str:
+    """The pod's instance id among ``ids`` (spec 3.5)."""
+    sel = comp.pod_selector.component_instance_selector if comp.pod_selector else None
+    if sel is None:
+        if ids == ("",):
+            return ""
+        raise PodQueryError(
+            f"component {comp.name!r} has instances {list(ids)} but no componentInstanceSelector"
+        )
+    value = single_value(sel.id_path, pod)
+    if value not in ids:
+        existing = "[" + " ".join(ids) + "]"
+        raise PodQueryError(f'could not match instance id "{value}". existing instance ids {existing}')
+    return value
+
+
+def group_keys_of(paths: Iterable[str], pod: Mapping[str, Any]) -> tuple[str, ...]:
+    """One non-empty single value per path (``groupByKeyPaths``)."""
+    return tuple(single_value(p, pod) for p in paths)

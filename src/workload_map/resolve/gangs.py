@@ -1,0 +1,446 @@
+"""Gang scheduling: the PodGroup KAI Scheduler's Karta fallback creates for a pod.
+
+:func:`group_pod` reproduces KAI's ``KartaGrouper`` (consumers.md 1.4) for both gang formats:
+
+* ``podGroup`` (current; wins when both are set): name ``pg-<topOwnerUID>-<podGroup.name>``,
+  topology copied; one subgroup per ``subGroups[]`` entry named after its component, with
+  ``minMember`` = :func:`subtree_scale` of that component (0 is an error: ``component X must
+  expose a replica scale definition``); the pod is a member of a subgroup when it matches the
+  component or any descendant by component type selector. With subgroups ``minSubGroup`` = their
+  count and ``minAvailable`` = 0 (the PodGroup gets no ``minMember``); without, ``minAvailable``
+  = subtree scale of the root.
+* ``podGroups`` (alpha): infer the pod's component, pick the effective member, read the group
+  keys, name ``pg-<topOwnerUID>[-<key>...]``, ``minAvailable`` = subtree scale of the effective
+  component (for the pod's instance when that component is the pod's own). Note KAI's caveat:
+  pods of different members of one group can compute different sizes for the same name.
+* no gang instructions: the default grouper, ``pg-<topOwnerName>-<topOwnerUID>`` and 1.
+
+Names are not lowercased or truncated (KAI does neither); a name that is not a DNS-1123
+subdomain is an error. Only :class:`~workload_map.errors.WorkloadMapError` subclasses escape
+(:class:`GangError` for gang rules, :class:`~workload_map.errors.ResolveError` from the core).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal
+
+from workload_map.errors import ResolveError
+from workload_map.model.definition import PodGroupMember, Topology
+from workload_map.resolve._core import Definition, compiled, instance_ids, scales
+from workload_map.resolve._podquery import (
+    PodQueryError,
+    group_keys_of,
+    matches_component_type,
+    matching_instance_id,
+    passes_filters,
+    pod_name,
+)
+from workload_map.resolve.compiled import CompiledDefinition
+
+POD_GROUP_ANNOTATION = "pod-group-name"
+SUBGROUP_LABEL = "kai.scheduler/subgroup-name"
+
+_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*$")
+
+
+class GangError(ResolveError):
+    """The gang rules cannot be applied to this pod / workload."""
+
+
+# --- structure summary -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A pod-group membership a component can take: the group and the member entry."""
+
+    pod_group: str
+    member: PodGroupMember
+
+
+@dataclass(frozen=True)
+class StructureSummary:
+    """Upstream's ``StructureSummary``: the tree, the leaves (components with a pod definition,
+    root first then declaration order), whether any component has a scale definition, and per
+    component its candidate memberships (own component first, then each ancestor; YAML order
+    within a level)."""
+
+    definition: CompiledDefinition
+    parents: Mapping[str, str | None]
+    children: Mapping[str, tuple[str, ...]]
+    leaves: tuple[str, ...]
+    has_scale: bool
+    candidates: Mapping[str, tuple[Candidate, ...]]
+
+    @classmethod
+    def of(cls, definition: Definition) -> StructureSummary:
+        cd = compiled(definition)
+        parents = {name: c.parent for name, c in cd.components.items()}
+        children = {name: c.children for name, c in cd.components.items()}
+        leaves = tuple(name for name, c in cd.components.items() if c.has_pod_definition)
+        has_scale = any(c.definition.scale_definition is not None for c in cd.components.values())
+        gs = cd.karta.spec.optimization_instructions.gang_scheduling
+        groups = (gs.pod_groups or ()) if gs is not None else ()
+        candidates: dict[str, tuple[Candidate, ...]] = {}
+        for name in cd.components:
+            found: list[Candidate] = []
+            level: str | None = name
+            while level is not None:
+                for group in groups:
+                    for member in group.members:
+                        if member.component_name == level:
+                            found.append(Candidate(group.name, member))
+                level = parents[level]
+            candidates[name] = tuple(found)
+        return cls(
+            definition=cd,
+            parents=MappingProxyType(parents),
+            children=MappingProxyType(children),
+            leaves=leaves,
+            has_scale=has_scale,
+            candidates=MappingProxyType(candidates),
+        )
+
+    def descendants(self, name: str) -> tuple[str, ...]:
+        out: list[str] = []
+        for child in self.children.get(name, ()):
+            out.append(child)
+            out.extend(self.descendants(child))
+        return tuple(out)
+
+
+def _summary(definition: Definition | StructureSummary) -> StructureSummary:
+    return definition if isinstance(definition, StructureSummary) else StructureSummary.of(definition)
+
+
+# --- the steps ------------------------------------------------------------------------------------
+
+
+def infer_pod_component(pod: Mapping[str, Any], definition: Definition | StructureSummary) -> str:
+    """The pod's leaf component: the only leaf, else the first leaf whose type selector matches."""
+    s = _summary(definition)
+    if len(s.leaves) == 1:
+        return s.leaves[0]
+    for leaf in s.leaves:
+        if _matches(s, leaf, pod):
+            return leaf
+    raise GangError(f"no component found for pod {pod_name(pod)}")
+
+
+def _matches(s: StructureSummary, component: str, pod: Mapping[str, Any]) -> bool:
+    try:
+        return matches_component_type(s.definition.component(component).definition, pod)
+    except PodQueryError as exc:
+        raise GangError(f"pod {pod_name(pod)}: component {component!r} type selector: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class EffectiveMember:
+    """The member a pod is grouped by: its component, the pod group and the member entry."""
+
+    component: str
+    pod_group: str
+    member: PodGroupMember
+
+
+def effective_member(
+    pod: Mapping[str, Any], component: str, definition: Definition | StructureSummary
+) -> EffectiveMember:
+    """The first candidate without filters or whose filters all pass on the pod."""
+    s = _summary(definition)
+    for cand in s.candidates.get(component, ()):
+        filters = cand.member.filters or ()
+        try:
+            ok = not filters or passes_filters(filters, pod)
+        except PodQueryError as exc:
+            raise GangError(
+                f"pod {pod_name(pod)}: filters of member {cand.member.component_name!r}: {exc}"
+            ) from exc
+        if ok:
+            return EffectiveMember(cand.member.component_name, cand.pod_group, cand.member)
+    raise GangError(f"no pod group member matches pod {pod_name(pod)} (component {component!r})")
+
+
+def infer_pod_instance(
+    pod: Mapping[str, Any], component: str, obj: Mapping[str, Any], definition: Definition | StructureSummary
+) -> str:
+    """The pod's instance id of ``component`` (``""`` for a single-instance component)."""
+    s = _summary(definition)
+    ids = instance_ids(s.definition, obj, component)
+    try:
+        return matching_instance_id(s.definition.component(component).definition, pod, ids)
+    except PodQueryError as exc:
+        raise GangError(f"pod {pod_name(pod)}: component {component!r}: {exc}") from exc
+
+
+def group_keys(pod: Mapping[str, Any], paths: tuple[str, ...] | None) -> tuple[str, ...]:
+    """One non-empty value per ``groupByKeyPaths`` entry, Go-formatted."""
+    try:
+        return group_keys_of(paths or (), pod)
+    except PodQueryError as exc:
+        raise GangError(f"pod {pod_name(pod)}: group key: {exc}") from exc
+
+
+def _unit(replicas: int | None, min_replicas: int | None) -> int:
+    if min_replicas is not None and min_replicas > 0:
+        return min_replicas
+    if replicas is not None and replicas > 0:
+        return replicas
+    return 0
+
+
+def subtree_scale(
+    definition: Definition | StructureSummary,
+    obj: Mapping[str, Any],
+    component: str,
+    instance_id: str | None = None,
+) -> int:
+    """Upstream's ``CalculateSubtreeScale`` (spec 3.6).
+
+    If any component has a scale definition: per instance ``minReplicas`` if > 0, else
+    ``replicas`` if > 0, else 0, summed over the instances (only ``instance_id`` when given, at the
+    top level); children's subtree scales summed; the result is own x children when both are
+    non-zero, else whichever is non-zero. Otherwise the leaves of the subtree are counted (a leaf
+    with ``instanceIdPath`` counts its instances, or 1 for a given instance).
+    """
+    s = _summary(definition)
+    s.definition.component(component)  # unknown names raise DefinitionError
+    if not s.has_scale:
+        return _count_leaves(s, obj, component, instance_id)
+    return _scale(s, obj, component, instance_id)
+
+
+def _scale(s: StructureSummary, obj: Mapping[str, Any], component: str, instance_id: str | None) -> int:
+    own = sum(
+        _unit(sc.replicas, sc.min_replicas)
+        for iid, sc in scales(s.definition, obj, component).items()
+        if instance_id is None or iid == instance_id
+    )
+    kids = sum(_scale(s, obj, child, None) for child in s.children.get(component, ()))
+    if own and kids:
+        return own * kids
+    return own or kids
+
+
+def _count_leaves(
+    s: StructureSummary, obj: Mapping[str, Any], component: str, instance_id: str | None
+) -> int:
+    count = 0
+    if component in s.leaves:
+        if instance_id is not None:
+            count += 1
+        elif s.definition.component(component).definition.instance_id_path:
+            count += len(instance_ids(s.definition, obj, component))
+        else:
+            count += 1
+    for child in s.children.get(component, ()):
+        count += _count_leaves(s, obj, child, None)
+    return count
+
+
+# --- the plan -------------------------------------------------------------------------------------
+
+
+def _topology_dict(t: Topology | None) -> dict[str, str] | None:
+    if t is None:
+        return None
+    return {
+        "topology": t.topology_name,
+        "requiredTopologyLevel": t.required_topology_level,
+        "preferredTopologyLevel": t.preferred_topology_level,
+    }
+
+
+@dataclass(frozen=True)
+class SubGroupPlan:
+    """One PodGroup subgroup: ``name`` is the component name; ``parent`` is always ``None``
+    (KAI's Karta subgroups are flat); ``pod_is_member`` says whether the grouped pod belongs."""
+
+    name: str
+    min_member: int
+    topology: Topology | None = None
+    parent: str | None = None
+    pod_is_member: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "minMember": self.min_member,
+            "parent": self.parent,
+            "topologyConstraint": _topology_dict(self.topology),
+            "podIsMember": self.pod_is_member,
+        }
+
+
+GangFormat = Literal["podGroup", "podGroups", "default"]
+
+
+@dataclass(frozen=True)
+class PodGroupPlan:
+    """The PodGroup KAI's Karta fallback would create or update for one pod.
+
+    ``min_available`` is KAI's ``Metadata.MinAvailable``; the PodGroup's ``spec.minMember`` is
+    that value unless ``min_sub_group`` is set (they are mutually exclusive), see
+    :attr:`min_member`. ``component``/``instance_id`` describe the effective component for the
+    ``podGroups`` format (``None`` otherwise); ``keys`` are the group keys used in the name.
+    """
+
+    name: str
+    format: GangFormat
+    min_available: int
+    min_sub_group: int | None = None
+    sub_groups: tuple[SubGroupPlan, ...] = ()
+    topology: Topology | None = None
+    pod_group: str | None = None
+    component: str | None = None
+    instance_id: str | None = None
+    keys: tuple[str, ...] = ()
+
+    @property
+    def min_member(self) -> int | None:
+        return None if self.min_sub_group is not None else self.min_available
+
+    @property
+    def pod_sub_group(self) -> str | None:
+        """The subgroup label value for the pod: the first subgroup it is a member of."""
+        for sg in self.sub_groups:
+            if sg.pod_is_member:
+                return sg.name
+        return None
+
+    def pod_annotations(self) -> dict[str, str]:
+        return {POD_GROUP_ANNOTATION: self.name}
+
+    def pod_labels(self) -> dict[str, str]:
+        sub = self.pod_sub_group
+        return {SUBGROUP_LABEL: sub} if sub is not None else {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "format": self.format,
+            "minAvailable": self.min_available,
+            "minMember": self.min_member,
+            "minSubGroup": self.min_sub_group,
+            "topologyConstraint": _topology_dict(self.topology),
+            "subGroups": [sg.to_dict() for sg in self.sub_groups],
+            "podGroup": self.pod_group,
+            "component": self.component,
+            "instanceId": self.instance_id,
+            "keys": list(self.keys),
+            "podAnnotations": self.pod_annotations(),
+            "podLabels": self.pod_labels(),
+        }
+
+
+def _meta(obj: Mapping[str, Any], key: str) -> str:
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    value = meta.get(key) if isinstance(meta, Mapping) else None
+    if not isinstance(value, str) or not value:
+        raise GangError(f"top owner has no metadata.{key}")
+    return value
+
+
+def _checked_name(name: str) -> str:
+    if len(name) > 253 or not _DNS1123_SUBDOMAIN.match(name):
+        raise GangError(f'pod group name "{name}" is not a valid DNS-1123 subdomain')
+    return name
+
+
+def has_gang_instructions(definition: Definition) -> bool:
+    gs = compiled(definition).karta.spec.optimization_instructions.gang_scheduling
+    return gs is not None and (gs.pod_group is not None or bool(gs.pod_groups))
+
+
+def group_pod(
+    definition: Definition | StructureSummary, top_owner: Mapping[str, Any], pod: Mapping[str, Any]
+) -> PodGroupPlan:
+    """The PodGroup KAI would create for ``pod`` whose top owner (the workload object) is
+    ``top_owner``. See the module docstring for the rules."""
+    if not isinstance(top_owner, Mapping) or not isinstance(pod, Mapping):
+        raise GangError("top owner and pod must be JSON objects")
+    s = _summary(definition)
+    gs = s.definition.karta.spec.optimization_instructions.gang_scheduling
+    if gs is not None and gs.pod_group is not None:
+        return _v2(s, top_owner, pod)
+    if gs is not None and gs.pod_groups:
+        return _alpha(s, top_owner, pod)
+    return PodGroupPlan(
+        name=f"pg-{_meta(top_owner, 'name')}-{_meta(top_owner, 'uid')}", format="default", min_available=1
+    )
+
+
+def _v2(s: StructureSummary, top_owner: Mapping[str, Any], pod: Mapping[str, Any]) -> PodGroupPlan:
+    gs = s.definition.karta.spec.optimization_instructions.gang_scheduling
+    assert gs is not None and gs.pod_group is not None
+    pg = gs.pod_group
+    name = _checked_name(f"pg-{_meta(top_owner, 'uid')}-{pg.name}")
+    subs: list[SubGroupPlan] = []
+    for sub in pg.sub_groups or ():
+        if sub.component_name not in s.definition.components:
+            raise GangError(f"component {sub.component_name} not found")
+        size = subtree_scale(s, top_owner, sub.component_name)
+        if size == 0:
+            raise GangError(f"component {sub.component_name} must expose a replica scale definition")
+        member = any(_matches(s, c, pod) for c in (sub.component_name, *s.descendants(sub.component_name)))
+        subs.append(SubGroupPlan(sub.component_name, size, sub.topology, None, member))
+    if subs:
+        return PodGroupPlan(
+            name=name,
+            format="podGroup",
+            min_available=0,
+            min_sub_group=len(subs),
+            sub_groups=tuple(subs),
+            topology=pg.topology,
+            pod_group=pg.name,
+        )
+    return PodGroupPlan(
+        name=name,
+        format="podGroup",
+        min_available=subtree_scale(s, top_owner, s.definition.root_name),
+        topology=pg.topology,
+        pod_group=pg.name,
+    )
+
+
+def _alpha(s: StructureSummary, top_owner: Mapping[str, Any], pod: Mapping[str, Any]) -> PodGroupPlan:
+    component = infer_pod_component(pod, s)
+    eff = effective_member(pod, component, s)
+    instance: str | None = None
+    if eff.component == component:
+        instance = infer_pod_instance(pod, component, top_owner, s)
+    keys = group_keys(pod, eff.member.group_by_key_paths)
+    name = _checked_name("-".join(("pg", _meta(top_owner, "uid"), *keys)))
+    return PodGroupPlan(
+        name=name,
+        format="podGroups",
+        min_available=subtree_scale(s, top_owner, eff.component, instance),
+        pod_group=eff.pod_group,
+        component=eff.component,
+        instance_id=instance,
+        keys=keys,
+    )
+
+
+__all__ = [
+    "POD_GROUP_ANNOTATION",
+    "SUBGROUP_LABEL",
+    "Candidate",
+    "EffectiveMember",
+    "GangError",
+    "PodGroupPlan",
+    "StructureSummary",
+    "SubGroupPlan",
+    "effective_member",
+    "group_keys",
+    "group_pod",
+    "has_gang_instructions",
+    "infer_pod_component",
+    "infer_pod_instance",
+    "subtree_scale",
+]
