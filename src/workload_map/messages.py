@@ -159,7 +159,10 @@ def selectors_indistinguishable(first: str, second: str, why: str) -> str:
 
 
 def metadata_path_without_pod_spec_path(component: str) -> str:
-    return f"component '{component}' has metadataPath without podSpecPath; metadataPath is only used with podSpecPath"
+    return (
+        f"component '{component}' has metadataPath without podSpecPath; "
+        "metadataPath is only used with podSpecPath"
+    )
 
 
 def root_instance_id_path(component: str) -> str:

@@ -62,7 +62,10 @@ def test_yaml_list_and_kind_list() -> None:
     loc = kind_list.definitions[1].source_map.location("spec.structureDefinition.rootComponent.name")
     assert loc is not None
     line = int(loc.split(":")[1])
-    assert y({"apiVersion": "v1", "kind": "List", "items": [a, b]}).splitlines()[line - 1].strip() == "name: root"
+    assert (
+        y({"apiVersion": "v1", "kind": "List", "items": [a, b]}).splitlines()[line - 1].strip()
+        == "name: root"
+    )
 
 
 def test_directory_non_recursive_sorted(tmp_path: Path) -> None:
@@ -154,7 +157,10 @@ def test_other_kind_is_not_a_definition() -> None:
     [f] = rej.findings
     assert f.code == "KARTA104"
     line = _line_of(text, "apiVersion: apps/v1")
-    assert f.message == f"mixed.yaml: document 2 (line {line}) is not a Karta definition: it is a Deployment (apps/v1)"
+    assert (
+        f.message
+        == f"mixed.yaml: document 2 (line {line}) is not a Karta definition: it is a Deployment (apps/v1)"
+    )
     assert f.location == f"mixed.yaml:{line}:1"
 
 
@@ -208,7 +214,7 @@ def test_binary_garbage(tmp_path: Path) -> None:
 
 
 def test_unreadable_file(tmp_path: Path) -> None:
-    with pytest.raises(DefinitionError, match="cannot read .*missing.yaml: No such file or directory"):
+    with pytest.raises(DefinitionError, match=r"cannot read .*missing\.yaml: No such file or directory"):
         load_definitions(tmp_path / "missing.yaml")
 
 
@@ -233,8 +239,11 @@ def test_unknown_fields_nested_and_strict() -> None:
     d = base()
     root(d)["statusDefinition"]["statusMappings"]["runing"] = [{"byPhase": "Running"}]
     children(d)[0]["scaleDefinition"]["replicaPath"] = ".x"
-    d["spec"]["optimizationInstructions"] = {"gangScheduling": {"podGroups": [
-        {"name": "g", "members": [{"componentName": "worker", "groupByKeyPath": [".a"]}]}]}}
+    d["spec"]["optimizationInstructions"] = {
+        "gangScheduling": {
+            "podGroups": [{"name": "g", "members": [{"componentName": "worker", "groupByKeyPath": [".a"]}]}]
+        }
+    }
     d["metadata"]["managedFields"] = [{"manager": "kubectl"}]  # not ours to police
     d["status"] = {"conditions": [{"type": "Ready", "anything": 1}]}
     result = load_definitions_text(y(d), name="u.yaml")
@@ -243,7 +252,8 @@ def test_unknown_fields_nested_and_strict() -> None:
         ' (did you mean "running"?)',
         'unknown field "replicaPath" at spec.structureDefinition.childComponents[0].scaleDefinition'
         ' (did you mean "replicasPath"?)',
-        'unknown field "groupByKeyPath" at spec.optimizationInstructions.gangScheduling.podGroups[0].members[0]'
+        'unknown field "groupByKeyPath" at '
+        "spec.optimizationInstructions.gangScheduling.podGroups[0].members[0]"
         ' (did you mean "groupByKeyPaths"?)',
     ]
     strict = load_definitions_text(y(d), name="u.yaml", strict=True)
@@ -267,7 +277,8 @@ def test_type_errors_all_at_once_with_locations() -> None:
     assert f.code == "KARTA102"
     assert f.field == "spec.structureDefinition.childComponents[1].scaleDefinition.replicasPath"
     assert f.message == (
-        "spec.structureDefinition.childComponents[1].scaleDefinition.replicasPath: expected a string, got number 5"
+        "spec.structureDefinition.childComponents[1].scaleDefinition.replicasPath: "
+        "expected a string, got number 5"
     )
     text = (DATA / "invalid" / "types.yaml").read_text()
     line = _line_of(text, "replicasPath: 5")
@@ -286,13 +297,17 @@ def test_several_type_errors_and_missing_fields() -> None:
         ("KARTA102", "spec.structureDefinition.childComponents"),
         ("KARTA102", "spec.structureDefinition.rootComponent.kind"),
         ("KARTA103", "spec.structureDefinition.rootComponent.statusDefinition.phaseDefinition.path"),
-        ("KARTA103", "spec.structureDefinition.rootComponent.statusDefinition.statusMappings.failed[0]"
-                     ".byConditions[0].type"),
+        (
+            "KARTA103",
+            "spec.structureDefinition.rootComponent.statusDefinition.statusMappings.failed[0]"
+            ".byConditions[0].type",
+        ),
     ]
     msgs = {f.field: f.message for f in result.findings}
     assert msgs["spec.structureDefinition.childComponents"].endswith("expected a list, got a mapping")
     assert msgs["spec.structureDefinition.rootComponent.statusDefinition.phaseDefinition.path"] == (
-        'spec.structureDefinition.rootComponent.statusDefinition.phaseDefinition: required field "path" is missing'
+        "spec.structureDefinition.rootComponent.statusDefinition.phaseDefinition: "
+        'required field "path" is missing'
     )
     with pytest.raises(DefinitionLoadError) as info:
         load_definition(y(d))
@@ -313,18 +328,25 @@ def test_source_map_positions_nested() -> None:
         assert pos is not None
         return lines[pos.line - 1][pos.column - 1 :]
 
-    assert at("spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath").startswith("replicasPath:")
-    assert at("spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath", key=False).startswith(
-        ".spec.replicatedJobs[] | .replicas"
+    assert at("spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath").startswith(
+        "replicasPath:"
     )
+    assert at(
+        "spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath", key=False
+    ).startswith(".spec.replicatedJobs[] | .replicas")
     assert at("spec.structureDefinition.childComponents[0]").startswith("name: replicatedjob")
-    assert at("spec.structureDefinition.rootComponent.statusDefinition.statusMappings.running[0]"
-              ".byConditions[0].status", key=False).startswith('"True"')
-    assert at("spec.optimizationInstructions.gangScheduling.podGroups[0].members[0].groupByKeyPaths[0]").startswith(
-        '.metadata.labels["jobset.sigs.k8s.io/jobset-name"]'
-    )
+    assert at(
+        "spec.structureDefinition.rootComponent.statusDefinition.statusMappings.running[0]"
+        ".byConditions[0].status",
+        key=False,
+    ).startswith('"True"')
+    assert at(
+        "spec.optimizationInstructions.gangScheduling.podGroups[0].members[0].groupByKeyPaths[0]"
+    ).startswith('.metadata.labels["jobset.sigs.k8s.io/jobset-name"]')
     # A missing path resolves to its deepest existing ancestor.
-    assert at("spec.structureDefinition.childComponents[0].scaleDefinition.nope").startswith("scaleDefinition:")
+    assert at("spec.structureDefinition.childComponents[0].scaleDefinition.nope").startswith(
+        "scaleDefinition:"
+    )
     loc = sm.location("spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath", offset=3)
     assert loc is not None and loc.endswith(":52:26")
     all_paths = dict(sm.items())
@@ -334,7 +356,14 @@ def test_source_map_positions_nested() -> None:
 
 def test_path_helpers() -> None:
     p = "spec.structureDefinition.childComponents[1].scaleDefinition.replicasPath"
-    assert parse_path(p) == ("spec", "structureDefinition", "childComponents", 1, "scaleDefinition", "replicasPath")
+    assert parse_path(p) == (
+        "spec",
+        "structureDefinition",
+        "childComponents",
+        1,
+        "scaleDefinition",
+        "replicasPath",
+    )
     assert format_path(parse_path(p)) == p
     assert SourceMap.empty("x").location("spec") is None
 
@@ -360,7 +389,9 @@ def test_dump_keeps_camel_case_and_drops_unset() -> None:
     k = Karta.model_validate(base())
     out = yaml.safe_load(dump_definition(k))
     assert "status" not in out
-    assert out["spec"]["structureDefinition"]["childComponents"][0]["scaleDefinition"] == {"replicasPath": ".spec.replicas"}
+    assert out["spec"]["structureDefinition"]["childComponents"][0]["scaleDefinition"] == {
+        "replicasPath": ".spec.replicas"
+    }
 
 
 # --- size and speed -----------------------------------------------------------------------

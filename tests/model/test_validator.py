@@ -139,7 +139,9 @@ def test_fragmented_counts_as_pod_spec_shape() -> None:
 def test_cycle_detected_only_without_other_findings() -> None:
     d = base()
     children(d).extend([{"name": "a", "ownerRef": "b"}, {"name": "b", "ownerRef": "a"}])
-    assert [(f.code, f.message) for f in run(d)] == [("KARTA014", "ownership cycle detected involving component a")]
+    assert [(f.code, f.message) for f in run(d)] == [
+        ("KARTA014", "ownership cycle detected involving component a")
+    ]
     d2 = base()
     children(d2).extend([{"name": "a", "ownerRef": "b"}, {"name": "b", "ownerRef": "a"}])
     root(d2)["ownerRef"] = "a"
@@ -157,14 +159,21 @@ def test_pod_group_member_undefined() -> None:
     d["spec"]["optimizationInstructions"] = {
         "gangScheduling": {
             "podGroups": [
-                {"name": "g", "members": [{"componentName": "worker", "groupByKeyPaths": [".a"]},
-                                          {"componentName": "ghost", "groupByKeyPaths": [".a"]}]}
+                {
+                    "name": "g",
+                    "members": [
+                        {"componentName": "worker", "groupByKeyPaths": [".a"]},
+                        {"componentName": "ghost", "groupByKeyPaths": [".a"]},
+                    ],
+                }
             ]
         }
     }
     [f] = run(d)
     assert f.code == "KARTA015"
-    assert f.message == "pod-group member component 'ghost' is not defined (should be a root or child component)"
+    assert (
+        f.message == "pod-group member component 'ghost' is not defined (should be a root or child component)"
+    )
     assert f.field == "spec.optimizationInstructions.gangScheduling.podGroups[0].members[1].componentName"
 
 
@@ -196,27 +205,69 @@ def test_expression_fields_cover_every_jq_field() -> None:
         "replicaSelector": {"keyPath": ".r"},
     }
     c["scaleDefinition"] = {"replicasPath": ".a", "minReplicasPath": ".b", "maxReplicasPath": ".c"}
-    c["suspendDefinition"] = {"suspendActions": [{"path": ".s", "value": "true"}],
-                              "resumeActions": [{"path": ".s", "value": "false"}]}
+    c["suspendDefinition"] = {
+        "suspendActions": [{"path": ".s", "value": "true"}],
+        "resumeActions": [{"path": ".s", "value": "false"}],
+    }
     root(d)["statusDefinition"]["conditionsDefinition"] = {"path": ".status.conditions"}
     root(d)["statusDefinition"]["statusMappings"]["failed"] = [
         {"byExpression": {"expression": ".x", "expectedResult": "true"}}
     ]
-    children(d).append({"name": "frag", "ownerRef": "root", "specDefinition": {
-        "fragmentedPodSpecDefinition": {k: f".{k}" for k in (
-            "schedulerNamePath", "labelsPath", "annotationsPath", "resourcesPath", "resourceClaimsPath",
-            "podAffinityPath", "nodeAffinityPath", "containersPath", "containerPath", "priorityClassNamePath",
-            "imagePath")}}})
-    d["spec"]["optimizationInstructions"] = {"gangScheduling": {"podGroups": [
-        {"name": "g", "members": [{"componentName": "worker", "groupByKeyPaths": [".g0", ".g1"], "filters": [".f"]}]}
-    ]}}
+    children(d).append(
+        {
+            "name": "frag",
+            "ownerRef": "root",
+            "specDefinition": {
+                "fragmentedPodSpecDefinition": {
+                    k: f".{k}"
+                    for k in (
+                        "schedulerNamePath",
+                        "labelsPath",
+                        "annotationsPath",
+                        "resourcesPath",
+                        "resourceClaimsPath",
+                        "podAffinityPath",
+                        "nodeAffinityPath",
+                        "containersPath",
+                        "containerPath",
+                        "priorityClassNamePath",
+                        "imagePath",
+                    )
+                }
+            },
+        }
+    )
+    d["spec"]["optimizationInstructions"] = {
+        "gangScheduling": {
+            "podGroups": [
+                {
+                    "name": "g",
+                    "members": [
+                        {"componentName": "worker", "groupByKeyPaths": [".g0", ".g1"], "filters": [".f"]}
+                    ],
+                }
+            ]
+        }
+    }
     fields = dict(expression_fields(Karta.model_validate(d)))
     assert len(fields) == 3 + 11 + 11 + 3
-    assert fields["spec.structureDefinition.rootComponent.statusDefinition.statusMappings.failed[0]"
-                  ".byExpression.expression"] == ".x"
-    assert fields["spec.optimizationInstructions.gangScheduling.podGroups[0].members[0].groupByKeyPaths[1]"] == ".g1"
-    assert fields["spec.structureDefinition.childComponents[0].suspendDefinition.resumeActions[0].path"] == ".s"
-    assert fields["spec.structureDefinition.childComponents[1].specDefinition.fragmentedPodSpecDefinition.imagePath"]
+    assert (
+        fields[
+            "spec.structureDefinition.rootComponent.statusDefinition.statusMappings.failed[0]"
+            ".byExpression.expression"
+        ]
+        == ".x"
+    )
+    assert (
+        fields["spec.optimizationInstructions.gangScheduling.podGroups[0].members[0].groupByKeyPaths[1]"]
+        == ".g1"
+    )
+    assert (
+        fields["spec.structureDefinition.childComponents[0].suspendDefinition.resumeActions[0].path"] == ".s"
+    )
+    assert fields[
+        "spec.structureDefinition.childComponents[1].specDefinition.fragmentedPodSpecDefinition.imagePath"
+    ]
 
 
 @needs_engine
@@ -251,7 +302,8 @@ def test_jq_forbidden_constructs(expr: str, detail: str) -> None:
     [f] = run(d)
     assert f.code == "KARTA017"
     assert f.message == (
-        f"JQ expression '{expr}' at 'Spec.StructureDefinition.ChildComponents[0].ScaleDefinition.ReplicasPath' "
+        f"JQ expression '{expr}' at "
+        "'Spec.StructureDefinition.ChildComponents[0].ScaleDefinition.ReplicasPath' "
         f"failed validation: {detail}"
     )
 
@@ -285,14 +337,30 @@ def test_jq_findings_come_after_structural_ones_in_field_order() -> None:
 @needs_engine
 def test_jq_in_gang_and_suspend_fields() -> None:
     d = base()
-    root(d)["suspendDefinition"] = {"suspendActions": [{"path": ".spec.x |", "value": "true"}],
-                                   "resumeActions": [{"path": ".spec.x", "value": "false"}]}
-    d["spec"]["optimizationInstructions"] = {"gangScheduling": {"podGroups": [
-        {"name": "g", "members": [{"componentName": "worker", "groupByKeyPaths": [".a"], "filters": ["..|."]}]}]}}
+    root(d)["suspendDefinition"] = {
+        "suspendActions": [{"path": ".spec.x |", "value": "true"}],
+        "resumeActions": [{"path": ".spec.x", "value": "false"}],
+    }
+    d["spec"]["optimizationInstructions"] = {
+        "gangScheduling": {
+            "podGroups": [
+                {
+                    "name": "g",
+                    "members": [{"componentName": "worker", "groupByKeyPaths": [".a"], "filters": ["..|."]}],
+                }
+            ]
+        }
+    }
     found = run(d)
     assert [f.code for f in found] == ["KARTA016", "KARTA017"]
-    assert "'Spec.StructureDefinition.RootComponent.SuspendDefinition.SuspendActions[0].Path'" in found[0].message
-    assert "'Spec.OptimizationInstructions.GangScheduling.PodGroups[0].Members[0].Filters[0]'" in found[1].message
+    assert (
+        "'Spec.StructureDefinition.RootComponent.SuspendDefinition.SuspendActions[0].Path'"
+        in found[0].message
+    )
+    assert (
+        "'Spec.OptimizationInstructions.GangScheduling.PodGroups[0].Members[0].Filters[0]'"
+        in found[1].message
+    )
 
 
 # --- extra checks -------------------------------------------------------------------------
@@ -300,7 +368,9 @@ def test_jq_in_gang_and_suspend_fields() -> None:
 
 def test_by_conditions_without_definition() -> None:
     d = base()
-    root(d)["statusDefinition"]["statusMappings"]["failed"] = [{"byConditions": [{"type": "Failed", "status": "True"}]}]
+    root(d)["statusDefinition"]["statusMappings"]["failed"] = [
+        {"byConditions": [{"type": "Failed", "status": "True"}]}
+    ]
     [f] = run(d)
     assert (f.code, f.severity) == ("KARTA201", "warning")
     assert f.field.endswith("statusMappings.failed[0].byConditions")
@@ -344,7 +414,9 @@ def test_duplicate_condition_type() -> None:
     d = base()
     sd = root(d)["statusDefinition"]
     sd["conditionsDefinition"] = {"path": ".status.conditions"}
-    sd["statusMappings"]["failed"] = [{"byConditions": [{"type": "A", "status": "True"}, {"type": "A", "status": "False"}]}]
+    sd["statusMappings"]["failed"] = [
+        {"byConditions": [{"type": "A", "status": "True"}, {"type": "A", "status": "False"}]}
+    ]
     assert codes(d) == ["KARTA206"]
 
 
@@ -361,11 +433,23 @@ def test_duplicate_matchers() -> None:
 
 def test_sub_group_unknown_component_and_topology() -> None:
     d = base()
-    d["spec"]["optimizationInstructions"] = {"gangScheduling": {"podGroup": {
-        "name": "pg",
-        "topology": {"topologyName": "", "preferredTopologyLevel": "rack", "requiredTopologyLevel": ""},
-        "subGroups": [{"componentName": "worker"}, {"componentName": "ghost"}, {"componentName": "worker"}],
-    }}}
+    d["spec"]["optimizationInstructions"] = {
+        "gangScheduling": {
+            "podGroup": {
+                "name": "pg",
+                "topology": {
+                    "topologyName": "",
+                    "preferredTopologyLevel": "rack",
+                    "requiredTopologyLevel": "",
+                },
+                "subGroups": [
+                    {"componentName": "worker"},
+                    {"componentName": "ghost"},
+                    {"componentName": "worker"},
+                ],
+            }
+        }
+    }
     assert codes(d) == ["KARTA222", "KARTA221", "KARTA209"]
     f = next(f for f in run(d) if f.code == "KARTA222")
     assert "topologyName, requiredTopologyLevel" in f.message
@@ -374,10 +458,12 @@ def test_sub_group_unknown_component_and_topology() -> None:
 @needs_engine
 def test_fragmented_path_not_assignable_is_a_warning() -> None:
     d = base()
-    children(d)[0]["specDefinition"] = {"fragmentedPodSpecDefinition": {
-        "imagePath": ".spec.image // .spec.defaultImage",
-        "labelsPath": ".spec.labels",
-    }}
+    children(d)[0]["specDefinition"] = {
+        "fragmentedPodSpecDefinition": {
+            "imagePath": ".spec.image // .spec.defaultImage",
+            "labelsPath": ".spec.labels",
+        }
+    }
     [f] = run(d)
     assert (f.code, f.severity) == ("KARTA210", "warning")
     assert f.field.endswith("fragmentedPodSpecDefinition.imagePath")
@@ -386,19 +472,25 @@ def test_fragmented_path_not_assignable_is_a_warning() -> None:
 @needs_engine
 def test_suspend_path_not_assignable_is_an_error() -> None:
     d = base()
-    root(d)["suspendDefinition"] = {"suspendActions": [{"path": "{a: .spec.suspend}", "value": "true"}],
-                                   "resumeActions": [{"path": ".spec.suspend", "value": "false"}]}
+    root(d)["suspendDefinition"] = {
+        "suspendActions": [{"path": "{a: .spec.suspend}", "value": "true"}],
+        "resumeActions": [{"path": ".spec.suspend", "value": "false"}],
+    }
     assert [(f.code, f.severity) for f in run(d)] == [("KARTA211", "error")]
 
 
 def test_suspend_values_must_be_json_and_lists_non_empty() -> None:
     d = base()
-    root(d)["suspendDefinition"] = {"suspendActions": [{"path": ".spec.suspend", "value": "yes"}],
-                                   "resumeActions": []}
+    root(d)["suspendDefinition"] = {
+        "suspendActions": [{"path": ".spec.suspend", "value": "yes"}],
+        "resumeActions": [],
+    }
     assert codes(d) == ["KARTA212", "KARTA213"]
     for ok in ("true", "0", '"Suspended"', "null", '{"a": [1]}'):
-        root(d)["suspendDefinition"] = {"suspendActions": [{"path": ".spec.suspend", "value": ok}],
-                                       "resumeActions": [{"path": ".spec.suspend", "value": "false"}]}
+        root(d)["suspendDefinition"] = {
+            "suspendActions": [{"path": ".spec.suspend", "value": ok}],
+            "resumeActions": [{"path": ".spec.suspend", "value": "false"}],
+        }
         assert codes(d) == [], ok
 
 
@@ -419,8 +511,12 @@ def test_selectors_cannot_distinguish() -> None:
     children(d).append({"name": "other", "ownerRef": "root", "specDefinition": {"podSpecPath": ".spec.x"}})
     [f] = run(d)
     assert f.code == "KARTA216" and "neither has a componentTypeSelector" in f.message
-    children(d)[0]["podSelector"] = {"componentTypeSelector": {"keyPath": ".metadata.labels.role", "value": "a"}}
-    children(d)[1]["podSelector"] = {"componentTypeSelector": {"keyPath": ".metadata.labels.role", "value": "a"}}
+    children(d)[0]["podSelector"] = {
+        "componentTypeSelector": {"keyPath": ".metadata.labels.role", "value": "a"}
+    }
+    children(d)[1]["podSelector"] = {
+        "componentTypeSelector": {"keyPath": ".metadata.labels.role", "value": "a"}
+    }
     [f] = run(d)
     assert "identical" in f.message
     children(d)[1]["podSelector"]["componentTypeSelector"]["value"] = "b"
@@ -452,11 +548,20 @@ def test_type_selector_empty_key_path_or_labels() -> None:
 
 def test_member_without_group_keys_and_duplicates() -> None:
     d = base()
-    d["spec"]["optimizationInstructions"] = {"gangScheduling": {"podGroups": [
-        {"name": "g", "members": [{"componentName": "worker", "filters": [".a", ".a"]}]},
-        {"name": "g", "members": [{"componentName": "root", "groupByKeyPaths": [".x"]},
-                                  {"componentName": "root", "groupByKeyPaths": [".x"]}]},
-    ]}}
+    d["spec"]["optimizationInstructions"] = {
+        "gangScheduling": {
+            "podGroups": [
+                {"name": "g", "members": [{"componentName": "worker", "filters": [".a", ".a"]}]},
+                {
+                    "name": "g",
+                    "members": [
+                        {"componentName": "root", "groupByKeyPaths": [".x"]},
+                        {"componentName": "root", "groupByKeyPaths": [".x"]},
+                    ],
+                },
+            ]
+        }
+    }
     assert codes(d) == ["KARTA221", "KARTA220", "KARTA221", "KARTA221"]
 
 

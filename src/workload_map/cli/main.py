@@ -11,6 +11,7 @@ are imported when their command runs (``LazyGroup``), and ``--help`` lists them 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
@@ -27,7 +28,10 @@ PROG = "wmap"
 
 # name -> (module, one-line help). The module must define ``command`` (a click.Command).
 COMMANDS: dict[str, tuple[str, str]] = {
-    "validate": ("workload_map.cli.commands.validate", "Check Karta definition files offline (FILE, directory or -)."),
+    "validate": (
+        "workload_map.cli.commands.validate",
+        "Check Karta definition files offline (FILE, directory or -).",
+    ),
 }
 
 
@@ -125,10 +129,18 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
-              help="Print the version and exit.")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Print the version and exit.",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
-@click.option("--config", "config", metavar="PATH", help="Config file (default $WMAP_CONFIG, ~/.wmap/config.yaml).")
+@click.option(
+    "--config", "config", metavar="PATH", help="Config file (default $WMAP_CONFIG, ~/.wmap/config.yaml)."
+)
 @click.option("--kubeconfig", metavar="PATH", help="Path to the kubeconfig file.")
 @click.option("--context", "kube_context", metavar="NAME", help="The kubeconfig context to use.")
 @click.option("-n", "--namespace", metavar="NAME", help="Namespace (default: from the kubeconfig context).")
@@ -145,7 +157,12 @@ def cli(
     Karta definition."""
     state = ctx.ensure_object(State)
     state.debug = state.debug or debug
-    state.config, state.kubeconfig, state.context, state.namespace = config, kubeconfig, kube_context, namespace
+    state.config, state.kubeconfig, state.context, state.namespace = (
+        config,
+        kubeconfig,
+        kube_context,
+        namespace,
+    )
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
         ctx.exit(0)
@@ -191,10 +208,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         # stdout closed early (``wmap ... | head``): not an error worth a message.
-        try:
+        with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115
-        except OSError:
-            pass
         return exit_codes.ERROR
     except Exception as exc:
         from workload_map.errors import WorkloadMapError

@@ -168,20 +168,29 @@ def load_definition(
     origin = result.origins[0] if len(result.origins) == 1 else str(name or source)
     if result.errors:
         first = result.errors[0]
-        raise DefinitionLoadError(first.format() if len(result.errors) == 1 else _joined(result.errors), result.findings)
+        raise DefinitionLoadError(
+            first.format() if len(result.errors) == 1 else _joined(result.errors), result.findings
+        )
     if len(result.definitions) != 1:
-        raise DefinitionLoadError(messages.expected_one_definition(origin, len(result.definitions)), result.findings)
+        raise DefinitionLoadError(
+            messages.expected_one_definition(origin, len(result.definitions)), result.findings
+        )
     return result.definitions[0]
 
 
-def dump_definition(karta: Karta, format: Literal["yaml", "json"] = "yaml") -> str:  # noqa: A002
+def dump_definition(karta: Karta, format: Literal["yaml", "json"] = "yaml") -> str:
     """The definition as YAML or JSON text, in the wire (camelCase) shape."""
     data = karta.to_wire()
     if format == "json":
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if format == "yaml":
         text: str = yaml.dump(
-            data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1_000_000
+            data,
+            Dumper=_Dumper,
+            sort_keys=False,
+            default_flow_style=False,
+            allow_unicode=True,
+            width=1_000_000,
         )
         return text
     raise ValueError(f"unknown format {format!r} (yaml or json)")
@@ -247,15 +256,19 @@ def _yaml_error(exc: yaml.YAMLError, origin: str, text: str) -> DefinitionError:
         if exc.context and exc.problem:
             problem = f"{problem} ({exc.context})"
         if mark is not None:
-            return DefinitionError(messages.yaml_error(f"{origin}:{mark.line + 1}:{mark.column + 1}", problem))
+            return DefinitionError(
+                messages.yaml_error(f"{origin}:{mark.line + 1}:{mark.column + 1}", problem)
+            )
         return DefinitionError(messages.yaml_error(origin, problem))
     if isinstance(exc, yaml.reader.ReaderError):
         pos = exc.position
         line = text.count("\n", 0, pos) + 1
         column = pos - (text.rfind("\n", 0, pos) + 1) + 1
-        problem = f"unacceptable character #x{exc.character:04x}: {exc.reason}" if isinstance(
-            exc.character, int
-        ) else str(exc.reason)
+        problem = (
+            f"unacceptable character #x{exc.character:04x}: {exc.reason}"
+            if isinstance(exc.character, int)
+            else str(exc.reason)
+        )
         return DefinitionError(messages.yaml_error(f"{origin}:{line}:{column}", problem))
     return DefinitionError(messages.yaml_error(origin, str(exc)))
 
@@ -267,7 +280,8 @@ def _compose_all(text: str, origin: str) -> list[tuple[yaml.Node, Any]]:
     try:
         while loader.check_node():
             node = loader.get_node()
-            docs.append((node, loader.construct_document(node)))
+            if node is not None:
+                docs.append((node, loader.construct_document(node)))
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, origin, text) from exc
     finally:
@@ -387,7 +401,10 @@ def _read_candidate(
 
     def reject(what: str, name: str = derived) -> tuple[None, RejectedDocument]:
         f = make(
-            "KARTA104", messages.not_a_definition(origin, _describe_doc(cand), what), definition=name, location=loc
+            "KARTA104",
+            messages.not_a_definition(origin, _describe_doc(cand), what),
+            definition=name,
+            location=loc,
         )
         return None, RejectedDocument(origin, cand.document_index, cand.item_index, name, loc, (f,), True)
 
@@ -397,7 +414,12 @@ def _read_candidate(
     api_version, kind = data.get("apiVersion"), data.get("kind")
     if "structureDefinition" in data and "spec" not in data and kind is None and api_version is None:
         # A bare spec.
-        data = {"apiVersion": KARTA_API_VERSION, "kind": KARTA_KIND, "metadata": {"name": derived}, "spec": data}
+        data = {
+            "apiVersion": KARTA_API_VERSION,
+            "kind": KARTA_KIND,
+            "metadata": {"name": derived},
+            "spec": data,
+        }
         smap = SourceMap(origin, compose=lambda: cand.source_map.node, prefix=("spec",))
     elif kind == LEGACY_KIND and api_version in (LEGACY_API_VERSION, None):
         data = {**data, "apiVersion": KARTA_API_VERSION, "kind": KARTA_KIND}
@@ -411,7 +433,9 @@ def _read_candidate(
         )
     elif kind == KARTA_KIND:
         if api_version not in (KARTA_API_VERSION, None):
-            return reject(f"unsupported apiVersion {api_version!r} for kind Karta (expected {KARTA_API_VERSION})")
+            return reject(
+                f"unsupported apiVersion {api_version!r} for kind Karta (expected {KARTA_API_VERSION})"
+            )
     elif kind is not None or api_version is not None:
         return reject(f"it is a {kind or '<no kind>'} ({api_version or '<no apiVersion>'})")
     else:
@@ -427,7 +451,13 @@ def _read_candidate(
         metadata["name"] = derived
         data = {**data, "metadata": metadata}
         findings.append(
-            make("KARTA106", messages.missing_name(derived), field="metadata.name", definition=derived, location=loc)
+            make(
+                "KARTA106",
+                messages.missing_name(derived),
+                field="metadata.name",
+                definition=derived,
+                location=loc,
+            )
         )
 
     findings.extend(_unknown_fields(data, smap, name, strict=strict))
@@ -435,7 +465,9 @@ def _read_candidate(
         karta = Karta.model_validate(data)
     except ValidationError as exc:
         findings.extend(_type_findings(exc, smap, name))
-        rej = RejectedDocument(origin, cand.document_index, cand.item_index, name, loc, tuple(findings), False)
+        rej = RejectedDocument(
+            origin, cand.document_index, cand.item_index, name, loc, tuple(findings), False
+        )
         return None, rej
     loaded = LoadedDefinition(karta, origin, cand.document_index, smap, cand.item_index, tuple(findings))
     return loaded, None
@@ -488,8 +520,8 @@ _FREE_TOP_LEVEL = {"metadata", "status"}
 def _shape_of(annotation: Any) -> _Shape:
     origin = typing.get_origin(annotation)
     if origin in (Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return _shape_of(args[0]) if len(args) == 1 else _FREE
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _shape_of(members[0]) if len(members) == 1 else _FREE
     if origin in (tuple, list):
         args = typing.get_args(annotation)
         return _Shape(item=_shape_of(args[0]) if args else _FREE)

@@ -60,6 +60,21 @@ def _pos(mark: yaml.Mark) -> Position:
     return Position(mark.line + 1, mark.column + 1)
 
 
+def _child(node: yaml.Node, part: PathPart) -> tuple[yaml.Node | None, yaml.Node] | None:
+    """(key node or None, value node) of ``part`` under ``node``; the last duplicate key wins, as
+    when the data was built."""
+    if isinstance(node, yaml.MappingNode):
+        want = str(part)
+        found: tuple[yaml.Node | None, yaml.Node] | None = None
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == want:
+                found = (k, v)
+        return found
+    if isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+        return None, node.value[part]
+    return None
+
+
 class SourceMap:
     """Locations of one document. ``prefix`` is the part of the logical path that the document
     does not spell out (a bare spec is read as ``spec``, so ``prefix=("spec",)``)."""
@@ -99,58 +114,42 @@ class SourceMap:
             return None
         return path[n:]
 
+    def _steps(self, path: str | Sequence[PathPart]) -> tuple[yaml.Node | None, list[yaml.Node], bool]:
+        """Follow ``path``: (document node, the mark-bearing node of each step found, complete?).
+        For a mapping step two nodes are recorded (key, value); for a list step one (the item)."""
+        node = self.node
+        if node is None:
+            return None, [], False
+        rel = self._strip(parse_path(path))
+        if rel is None:
+            return node, [], False
+        marks: list[yaml.Node] = []
+        current: yaml.Node = node
+        for part in rel:
+            step = _child(current, part)
+            if step is None:
+                return node, marks, False
+            marks.append(step[0] if step[0] is not None else step[1])
+            marks.append(step[1])
+            current = step[1]
+        return node, marks, True
+
     def position(self, path: str | Sequence[PathPart], *, key: bool = True) -> Position | None:
         """Where ``path`` is written. For a mapping entry, the key (``key=True``) or the value;
         for a list item, the item. A path that does not exist resolves to its deepest existing
         ancestor (so a missing required field points at the mapping that lacks it)."""
-        node = self.node
+        node, marks, _ = self._steps(path)
         if node is None:
             return None
-        rel = self._strip(parse_path(path))
-        if rel is None:
+        if not marks:
             return _pos(node.start_mark)
-        best = node.start_mark
-        current: yaml.Node = node
-        for part in rel:
-            nxt: yaml.Node | None = None
-            key_node: yaml.Node | None = None
-            if isinstance(current, yaml.MappingNode):
-                want = str(part)
-                for k, v in current.value:
-                    if isinstance(k, yaml.ScalarNode) and k.value == want:
-                        key_node, nxt = k, v
-                        # Last one wins, as when the data was built.
-            elif isinstance(current, yaml.SequenceNode) and isinstance(part, int):
-                if 0 <= part < len(current.value):
-                    nxt = current.value[part]
-            if nxt is None:
-                return _pos(best)
-            best = key_node.start_mark if (key and key_node is not None) else nxt.start_mark
-            current = nxt
-        # The last step decides between key and value.
-        return _pos(best)
+        return _pos((marks[-2] if key else marks[-1]).start_mark)
 
     def value_node(self, path: str | Sequence[PathPart]) -> yaml.Node | None:
-        node = self.node
-        if node is None:
+        node, marks, complete = self._steps(path)
+        if node is None or not complete:
             return None
-        rel = self._strip(parse_path(path))
-        if rel is None:
-            return None
-        current: yaml.Node = node
-        for part in rel:
-            nxt: yaml.Node | None = None
-            if isinstance(current, yaml.MappingNode):
-                for k, v in current.value:
-                    if isinstance(k, yaml.ScalarNode) and k.value == str(part):
-                        nxt = v
-            elif isinstance(current, yaml.SequenceNode) and isinstance(part, int):
-                if 0 <= part < len(current.value):
-                    nxt = current.value[part]
-            if nxt is None:
-                return None
-            current = nxt
-        return current
+        return marks[-1] if marks else node
 
     def location(
         self, path: str | Sequence[PathPart], *, key: bool = True, offset: int | None = None
@@ -167,7 +166,9 @@ class SourceMap:
             ):
                 quote = 1 if node.style in ("'", '"') else 0
                 # Escapes inside quoted scalars shift columns; accept the approximation there.
-                return f"{self.origin}:{node.start_mark.line + 1}:{node.start_mark.column + 1 + quote + offset}"
+                return (
+                    f"{self.origin}:{node.start_mark.line + 1}:{node.start_mark.column + 1 + quote + offset}"
+                )
             pos = self.position(path, key=False)
         else:
             pos = self.position(path, key=key)

@@ -123,7 +123,9 @@ class _Ctx:
         location = None
         if self.source_map is not None and field is not None:
             location = self.source_map.location(field, offset=offset)
-        self.findings.append(make(code, message, field=field, definition=self.karta.name or None, location=location))
+        self.findings.append(
+            make(code, message, field=field, definition=self.karta.name or None, location=location)
+        )
 
 
 def _components(karta: Karta) -> list[tuple[str, ComponentDefinition]]:
@@ -191,7 +193,11 @@ def _check_components(ctx: _Ctx) -> None:
         spec = c.spec_definition
         if spec is not None:
             shapes = sum(
-                (bool(spec.pod_template_spec_path), bool(spec.pod_spec_path), spec.fragmented_pod_spec_definition is not None)
+                (
+                    bool(spec.pod_template_spec_path),
+                    bool(spec.pod_spec_path),
+                    spec.fragmented_pod_spec_definition is not None,
+                )
             )
             if shapes > 1:
                 ctx.add("KARTA009", messages.multiple_pod_specs(c.name), f"{path}.specDefinition")
@@ -262,7 +268,9 @@ def _check_expressions(ctx: _Ctx) -> None:
             continue
         go = go_field_path(path)
         if problem.kind == "syntax":
-            ctx.add("KARTA016", messages.jq_parse_failed(expr, go, problem.message), path, offset=problem.offset)
+            ctx.add(
+                "KARTA016", messages.jq_parse_failed(expr, go, problem.message), path, offset=problem.offset
+            )
         else:
             ctx.add("KARTA017", messages.jq_validation_failed(expr, go, problem.message), path)
 
@@ -307,16 +315,30 @@ def _check_status(ctx: _Ctx, path: str, name: str, status: StatusDefinition) -> 
                 ctx.add("KARTA202", messages.by_phase_without_definition(name, label), f"{where}.byPhase")
             if matcher.by_conditions:
                 if cond is None:
-                    ctx.add("KARTA201", messages.by_conditions_without_definition(name, label), f"{where}.byConditions")
+                    ctx.add(
+                        "KARTA201",
+                        messages.by_conditions_without_definition(name, label),
+                        f"{where}.byConditions",
+                    )
                 types_seen: set[str] = set()
                 for j, cm in enumerate(matcher.by_conditions):
                     cwhere = f"{where}.byConditions[{j}]"
                     if cm.reason and cond is not None and not cond.reason_field_name:
-                        ctx.add("KARTA203", messages.reason_without_reason_field(name, label), f"{cwhere}.reason")
+                        ctx.add(
+                            "KARTA203", messages.reason_without_reason_field(name, label), f"{cwhere}.reason"
+                        )
                     if not cm.status and not cm.reason:
-                        ctx.add("KARTA205", messages.condition_without_status_or_reason(name, label, cm.type), cwhere)
+                        ctx.add(
+                            "KARTA205",
+                            messages.condition_without_status_or_reason(name, label, cm.type),
+                            cwhere,
+                        )
                     if cm.type in types_seen:
-                        ctx.add("KARTA206", messages.duplicate_condition_type(name, label, cm.type), f"{cwhere}.type")
+                        ctx.add(
+                            "KARTA206",
+                            messages.duplicate_condition_type(name, label, cm.type),
+                            f"{cwhere}.type",
+                        )
                     types_seen.add(cm.type)
             if any(m == matcher for m in matchers[:i]):
                 ctx.add("KARTA207", messages.duplicate_matcher(name, label), where)
@@ -333,7 +355,11 @@ def _check_spec_paths(ctx: _Ctx, path: str, c: ComponentDefinition) -> None:
     if spec is None:
         return
     if spec.metadata_path and not spec.pod_spec_path:
-        ctx.add("KARTA217", messages.metadata_path_without_pod_spec_path(c.name), f"{path}.specDefinition.metadataPath")
+        ctx.add(
+            "KARTA217",
+            messages.metadata_path_without_pod_spec_path(c.name),
+            f"{path}.specDefinition.metadataPath",
+        )
     writable: list[tuple[str, str, str]] = []
     for field_name, alias in (
         ("pod_template_spec_path", "podTemplateSpecPath"),
@@ -444,18 +470,27 @@ def _check_gang_extra(ctx: _Ctx) -> None:
         return
     names = {c.name for _, c in _components(ctx.karta)}
     if gang.pod_groups:
-        _duplicates(ctx, "podGroups", [(f"{GANG}.podGroups[{g}].name", pg.name) for g, pg in enumerate(gang.pod_groups)])
+        _duplicates(
+            ctx,
+            "podGroups",
+            [(f"{GANG}.podGroups[{g}].name", pg.name) for g, pg in enumerate(gang.pod_groups)],
+        )
         for g, pg in enumerate(gang.pod_groups):
             base = f"{GANG}.podGroups[{g}]"
             _duplicates(
                 ctx,
                 f"pod-group '{pg.name}' members",
-                [(f"{base}.members[{m}].componentName", mb.component_name) for m, mb in enumerate(pg.members)],
+                [
+                    (f"{base}.members[{m}].componentName", mb.component_name)
+                    for m, mb in enumerate(pg.members)
+                ],
             )
             for m, mb in enumerate(pg.members):
                 mwhere = f"{base}.members[{m}]"
                 if not mb.group_by_key_paths:
-                    ctx.add("KARTA220", messages.member_without_group_keys(pg.name, mb.component_name), mwhere)
+                    ctx.add(
+                        "KARTA220", messages.member_without_group_keys(pg.name, mb.component_name), mwhere
+                    )
                 for attr, alias in (("group_by_key_paths", "groupByKeyPaths"), ("filters", "filters")):
                     values: tuple[str, ...] = getattr(mb, attr) or ()
                     _duplicates(
@@ -476,7 +511,11 @@ def _check_gang_extra(ctx: _Ctx) -> None:
         for s, sg in enumerate(subs):
             where = f"{base}.subGroups[{s}]"
             if sg.component_name not in names:
-                ctx.add("KARTA209", messages.sub_group_unknown_component(sg.component_name), f"{where}.componentName")
+                ctx.add(
+                    "KARTA209",
+                    messages.sub_group_unknown_component(sg.component_name),
+                    f"{where}.componentName",
+                )
             _check_topology(ctx, f"subgroup '{sg.component_name}'", sg.topology, f"{where}.topology")
 
 

@@ -38,7 +38,12 @@ def _warning_text(f: Finding) -> str:
 )
 @click.argument("source", metavar="FILE|-")
 @click.option("--strict", is_flag=True, help="Treat unknown fields and warnings as errors.")
-@click.option("-q", "--quiet", is_flag=True, help="Print only invalid definitions and errors (no OK lines, no warnings).")
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print only invalid definitions and errors (no OK lines, no warnings).",
+)
 @click.option("-o", "--output", "output", hidden=True, help="Not supported by validate.")
 def command(source: str, strict: bool, quiet: bool, output: str | None) -> None:
     """Validate the Karta definitions in FILE (YAML or JSON; several documents, a list or a
