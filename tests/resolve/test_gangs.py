@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from workload_map.errors import WorkloadMapError
 from workload_map.model.definition import Karta
-from workload_map.resolve._jq import install_standin_if_missing
 from workload_map.resolve.gangs import (
     GangError,
     StructureSummary,
@@ -23,8 +22,6 @@ from workload_map.resolve.gangs import (
     infer_pod_component,
     subtree_scale,
 )
-
-install_standin_if_missing()
 
 UID = "0f3c2b9e-5a1d-4c8e-9b7a-2d4e6f8a1c3b"
 

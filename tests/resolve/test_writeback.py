@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from workload_map.errors import WorkloadMapError, WriteBackError
 from workload_map.model.definition import Karta
-from workload_map.resolve._jq import install_standin_if_missing
 from workload_map.resolve.patch import apply_json_patch, apply_merge_patch
 from workload_map.resolve.types import FragmentedPodSpec
 from workload_map.resolve.writeback import (
@@ -27,8 +26,6 @@ from workload_map.resolve.writeback import (
     update_pod_spec,
     update_pod_template,
 )
-
-install_standin_if_missing()
 
 
 def karta(name: str, root: dict[str, Any], *children: dict[str, Any]) -> Karta:
