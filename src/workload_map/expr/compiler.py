@@ -610,7 +610,10 @@ class Gen:
     def iterate_code(self, src: str, body: Callable[[str], list[str]]) -> list[str]:
         c = self.fresh("c")
         v = self.fresh("v")
+        pre: list[str] = []
+        src = self.name_of(src, pre)
         return [
+            *pre,
             f"{c} = {src} if type({src}) is list else ({src}.values() if type({src}) is dict else R_iter_error({src}))",
             f"_b[0] -= len({c})",
             "if _b[0] < 0: R_over_budget()",
@@ -620,8 +623,19 @@ class Gen:
 
     def stream_code(self, node: A.Node, inp: str, env: Env, k: K) -> list[str]:
         if isinstance(node, A.Iterate):
-            return self.stream(node.target, inp, env, lambda t: self.iterate_code(self._nm(t), k))
+            return self.stream(node.target, inp, env, lambda t: self.iterate_code(t, k))
         if isinstance(node, A.Index):
+            key = node.key
+            if isinstance(key, A.Literal) and type(key.value) is str:
+                ks = repr(key.value)
+                return self.stream(
+                    node.target,
+                    inp,
+                    env,
+                    lambda t: self.with_name(
+                        t, lambda tn: k(f"({tn}.get({ks}) if type({tn}) is dict else R_field_error({tn}, {ks}))")
+                    ),
+                )
             return self.stream(
                 node.key,
                 inp,

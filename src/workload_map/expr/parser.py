@@ -364,6 +364,9 @@ class Parser:
             if value in ("import", "include"):
                 raise self.error(f"syntax error: '{value}' (modules) is not supported")
             raise self.unexpected()
+        if kind == "ident" and value in ("true", "false", "null"):
+            self.i += 1
+            return A.Literal(t.offset, {"true": True, "false": False, "null": None}[value])
         if kind == "ident":
             self.i += 1
             args: list[A.Node] = []
