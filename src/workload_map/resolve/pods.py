@@ -1,0 +1,402 @@
+"""Live pods attributed to a workload's components and instances.
+
+Ownership first (spec 3.8): a pod belongs to the workload when, climbing owner references at
+most 6 levels, some reference carries the workload's UID; at each level without such a reference
+the single ``controller: true`` reference is followed through a caller-supplied
+:data:`OwnerLookup` (cached, misses included). A missing owner, no controller reference or a
+lookup that fails means "not owned". Selectors never decide membership.
+
+Then placement (spec 3.5 primitives): the first pod-bearing component (declaration order, root
+first) whose component type selector matches claims the pod; a component without a type
+selector claims every pod only when it is the only pod-bearing component. The instance comes from
+``componentInstanceSelector`` and the replica key from the nearest ``replicaSelector`` (the
+component's own or an ancestor's). **Unlike upstream**, a pod whose selector query fails (a
+missing label, several results, an id that is not an instance) does not fail the workload: it
+goes to :attr:`PodAttribution.unattributed` with the reason, as do pods no component claims.
+
+Counts: ``desired`` per instance is the resolved scale's desired replicas (``replicas``, else
+``minReplicas``, else 1); ``current`` the attributed pods; ``ready`` those with ``Ready=True``.
+Grouping components roll their children up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from workload_map.errors import ResolveError
+from workload_map.resolve._core import Definition, compiled, scales
+from workload_map.resolve._podquery import (
+    PodQueryError,
+    has_type_selector,
+    matches_component_type,
+    matching_instance_id,
+    pod_name,
+    single_value,
+)
+from workload_map.resolve.compiled import CompiledDefinition
+from workload_map.resolve.resources import EMPTY_TOTALS, ResourceTotals, pod_spec_totals, sum_totals
+
+OwnerLookup = Callable[[str, str, str, str], Mapping[str, Any] | None]
+"""``(namespace, apiVersion, kind, name) -> object or None``: fetch an owner object."""
+
+MAX_OWNER_DEPTH = 6
+
+
+def _meta(obj: Any) -> Mapping[str, Any]:
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+class OwnerResolver:
+    """Decides whether pods belong to a workload by climbing owner references (cached)."""
+
+    def __init__(self, lookup: OwnerLookup | None = None, max_depth: int = MAX_OWNER_DEPTH) -> None:
+        self._lookup = lookup
+        self._max_depth = max_depth
+        self._cache: dict[tuple[str, str, str, str], Mapping[str, Any] | None] = {}
+
+    def _fetch(self, key: tuple[str, str, str, str]) -> Mapping[str, Any] | None:
+        if key in self._cache:
+            return self._cache[key]
+        found: Mapping[str, Any] | None = None
+        if self._lookup is not None:
+            try:
+                result = self._lookup(*key)
+            except Exception:  # an unreadable owner means "not owned" (spec 3.8)
+                result = None
+            found = result if isinstance(result, Mapping) else None
+        self._cache[key] = found
+        return found
+
+    def owned_by(self, pod: Mapping[str, Any], root_uid: str) -> bool:
+        namespace = _str(_meta(pod).get("namespace")) or ""
+        current: Mapping[str, Any] = pod
+        for _ in range(self._max_depth):
+            refs = _meta(current).get("ownerReferences")
+            refs = [r for r in refs if isinstance(r, Mapping)] if isinstance(refs, list) else []
+            if any(r.get("uid") == root_uid for r in refs):
+                return True
+            controllers = [r for r in refs if r.get("controller") is True]
+            if len(controllers) != 1:
+                return False
+            ref = controllers[0]
+            api_version, kind, name = (
+                _str(ref.get("apiVersion")),
+                _str(ref.get("kind")),
+                _str(ref.get("name")),
+            )
+            if api_version is None or kind is None or name is None:
+                return False
+            owner = self._fetch((namespace, api_version, kind, name))
+            if owner is None:
+                return False
+            current = owner
+        return False
+
+
+def belongs_to(
+    pod: Mapping[str, Any], workload: Mapping[str, Any], lookup: OwnerLookup | None = None
+) -> bool:
+    """Whether ``pod`` is owned (directly or through controllers) by ``workload``."""
+    uid = _str(_meta(workload).get("uid"))
+    return uid is not None and isinstance(pod, Mapping) and OwnerResolver(lookup).owned_by(pod, uid)
+
+
+# --- results --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PodInfo:
+    """One attributed pod. ``reason`` explains a pod that is not ready (``Unschedulable``...)."""
+
+    name: str
+    namespace: str | None
+    component: str
+    instance_id: str
+    replica_key: str | None
+    phase: str | None
+    ready: bool
+    reason: str | None
+    node: str | None
+    resources: ResourceTotals
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "namespace": self.namespace,
+            "component": self.component,
+            "instanceId": self.instance_id,
+            "replicaKey": self.replica_key,
+            "phase": self.phase,
+            "ready": self.ready,
+            "reason": self.reason,
+            "node": self.node,
+            "resources": self.resources.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class UnattributedPod:
+    name: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class InstancePods:
+    instance_id: str
+    desired: int
+    pods: tuple[PodInfo, ...]
+
+    @property
+    def current(self) -> int:
+        return len(self.pods)
+
+    @property
+    def ready(self) -> int:
+        return sum(1 for p in self.pods if p.ready)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.instance_id,
+            "desired": self.desired,
+            "current": self.current,
+            "ready": self.ready,
+            "pods": [p.to_dict() for p in self.pods],
+        }
+
+
+@dataclass(frozen=True)
+class ComponentPods:
+    """Pods of one component: per instance for pod-bearing components; grouping components
+    (``instances == ()``) carry their descendants' totals."""
+
+    name: str
+    has_pod_definition: bool
+    instances: tuple[InstancePods, ...]
+    desired: int
+    current: int
+    ready: int
+    nodes: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "hasPodDefinition": self.has_pod_definition,
+            "desired": self.desired,
+            "current": self.current,
+            "ready": self.ready,
+            "nodes": list(self.nodes),
+            "instances": [i.to_dict() for i in self.instances],
+        }
+
+
+@dataclass(frozen=True)
+class PodAttribution:
+    components: tuple[ComponentPods, ...]
+    unattributed: tuple[UnattributedPod, ...]
+    not_owned: tuple[str, ...]
+
+    def component(self, name: str) -> ComponentPods | None:
+        for c in self.components:
+            if c.name == name:
+                return c
+        return None
+
+    @property
+    def pods(self) -> tuple[PodInfo, ...]:
+        return tuple(p for c in self.components for i in c.instances for p in i.pods)
+
+    @property
+    def resources(self) -> ResourceTotals:
+        """Requests of the attributed pods."""
+        return sum_totals(p.resources for p in self.pods)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "components": [c.to_dict() for c in self.components],
+            "unattributed": [u.to_dict() for u in self.unattributed],
+            "notOwned": list(self.not_owned),
+        }
+
+
+# --- pod status ----------------------------------------------------------------------------------
+
+
+def _conditions(pod: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    status = pod.get("status")
+    conds = status.get("conditions") if isinstance(status, Mapping) else None
+    out: dict[str, Mapping[str, Any]] = {}
+    for c in conds if isinstance(conds, list) else ():
+        if isinstance(c, Mapping) and isinstance(c.get("type"), str):
+            out[c["type"]] = c
+    return out
+
+
+def pod_status(pod: Mapping[str, Any]) -> tuple[str | None, bool, str | None, str | None]:
+    """``(phase, ready, reason, node)`` of a pod; ``reason`` only when not ready: the
+    ``PodScheduled=False`` reason, else ``status.reason``, else the ``Ready=False`` reason."""
+    status = pod.get("status")
+    status = status if isinstance(status, Mapping) else {}
+    spec = pod.get("spec")
+    spec = spec if isinstance(spec, Mapping) else {}
+    conds = _conditions(pod)
+    ready = conds.get("Ready", {}).get("status") == "True"
+    reason: str | None = None
+    if not ready:
+        sched = conds.get("PodScheduled", {})
+        rdy = conds.get("Ready", {})
+        if sched.get("status") == "False" and _str(sched.get("reason")):
+            reason = sched["reason"]
+        elif _str(status.get("reason")):
+            reason = status["reason"]
+        elif rdy.get("status") == "False" and _str(rdy.get("reason")):
+            reason = rdy["reason"]
+    return _str(status.get("phase")), ready, reason, _str(spec.get("nodeName"))
+
+
+def _pod_resources(pod: Mapping[str, Any]) -> ResourceTotals:
+    try:
+        return pod_spec_totals(pod.get("spec"))
+    except ResolveError:
+        return EMPTY_TOTALS
+
+
+# --- attribution -----------------------------------------------------------------------------------
+
+
+def _replica_source(cd: CompiledDefinition, component: str) -> str | None:
+    for comp in (cd.component(component), *cd.ancestors_of(component)):
+        ps = comp.definition.pod_selector
+        if ps is not None and ps.replica_selector is not None:
+            return ps.replica_selector.key_path
+    return None
+
+
+def _claim(cd: CompiledDefinition, pod_bearing: list[str], pod: Mapping[str, Any]) -> str:
+    for name in pod_bearing:
+        comp = cd.component(name).definition
+        if has_type_selector(comp):
+            try:
+                if matches_component_type(comp, pod):
+                    return name
+            except PodQueryError as exc:
+                raise PodQueryError(f"component {name!r} type selector: {exc}") from exc
+    if len(pod_bearing) == 1 and not has_type_selector(cd.component(pod_bearing[0]).definition):
+        return pod_bearing[0]
+    raise PodQueryError("no component's type selector matches the pod")
+
+
+def attribute_pods(
+    definition: Definition,
+    obj: Mapping[str, Any],
+    pods: Iterable[Mapping[str, Any]],
+    *,
+    owner_lookup: OwnerLookup | None = None,
+    check_ownership: bool = True,
+) -> PodAttribution:
+    """Attribute live pods to the components and instances of the workload ``obj``.
+
+    With ``check_ownership`` (default) pods not owned by ``obj`` (see :class:`OwnerResolver`) are
+    left out and listed by name in ``not_owned``; pass ``False`` when the pods are already scoped.
+    Raises only :class:`~workload_map.errors.WorkloadMapError` subclasses, and only for problems
+    of the workload object itself (e.g. scales that cannot be read), never because of one pod.
+    """
+    cd = compiled(definition)
+    if not isinstance(obj, Mapping):
+        raise ResolveError(f"workload object must be a JSON object, got {type(obj).__name__}")
+    uid = _str(_meta(obj).get("uid"))
+    if check_ownership and uid is None:
+        raise ResolveError("workload object has no metadata.uid: cannot check pod ownership")
+    resolver = OwnerResolver(owner_lookup)
+    pod_bearing = [name for name, c in cd.components.items() if c.has_pod_definition]
+    per_instance_scale = {name: scales(cd, obj, name) for name in pod_bearing}
+    buckets: dict[tuple[str, str], list[PodInfo]] = {}
+    unattributed: list[UnattributedPod] = []
+    not_owned: list[str] = []
+    for pod in pods:
+        if not isinstance(pod, Mapping):
+            unattributed.append(UnattributedPod("", f"not a pod object: {type(pod).__name__}"))
+            continue
+        name = pod_name(pod)
+        if check_ownership and uid is not None and not resolver.owned_by(pod, uid):
+            not_owned.append(name)
+            continue
+        try:
+            component = _claim(cd, pod_bearing, pod)
+            ids = tuple(per_instance_scale[component])
+            instance = matching_instance_id(cd.component(component).definition, pod, ids)
+            replica_src = _replica_source(cd, component)
+            replica = single_value(replica_src, pod) if replica_src else None
+        except PodQueryError as exc:
+            unattributed.append(UnattributedPod(name, str(exc)))
+            continue
+        phase, ready, reason, node = pod_status(pod)
+        info = PodInfo(
+            name=name,
+            namespace=_str(_meta(pod).get("namespace")),
+            component=component,
+            instance_id=instance,
+            replica_key=replica,
+            phase=phase,
+            ready=ready,
+            reason=reason,
+            node=node,
+            resources=_pod_resources(pod),
+        )
+        buckets.setdefault((component, instance), []).append(info)
+    result: dict[str, ComponentPods] = {}
+    for comp_name in reversed(list(cd.components)):  # children before parents
+        comp = cd.component(comp_name)
+        if comp.has_pod_definition:
+            instances = tuple(
+                InstancePods(
+                    iid, sc.desired, tuple(sorted(buckets.get((comp_name, iid), []), key=lambda p: p.name))
+                )
+                for iid, sc in per_instance_scale[comp_name].items()
+            )
+            desired = sum(i.desired for i in instances)
+            current = sum(i.current for i in instances)
+            ready_n = sum(i.ready for i in instances)
+            nodes = {p.node for i in instances for p in i.pods if p.node}
+        else:
+            instances = ()
+            desired = current = ready_n = 0
+            nodes = set()
+        for child in comp.children:
+            cp = result[child]
+            desired += cp.desired
+            current += cp.current
+            ready_n += cp.ready
+            nodes.update(cp.nodes)
+        result[comp_name] = ComponentPods(
+            comp_name, comp.has_pod_definition, instances, desired, current, ready_n, tuple(sorted(nodes))
+        )
+    return PodAttribution(
+        components=tuple(result[n] for n in cd.components),
+        unattributed=tuple(sorted(unattributed, key=lambda u: u.name)),
+        not_owned=tuple(sorted(not_owned)),
+    )
+
+
+__all__ = [
+    "MAX_OWNER_DEPTH",
+    "ComponentPods",
+    "InstancePods",
+    "OwnerLookup",
+    "OwnerResolver",
+    "PodAttribution",
+    "PodInfo",
+    "UnattributedPod",
+    "attribute_pods",
+    "belongs_to",
+    "pod_status",
+]
