@@ -141,8 +141,12 @@ class TestCluster:
         base_dir: str | None = None,
         apiserver_binary: Path | None = None,
         extra_apiserver_args: Sequence[str] = (),
+        etcd_seed: Path | None = None,
     ) -> None:
+        """``etcd_seed``: an etcd data directory (from :meth:`save_etcd_data`) to start from a copy
+        of, e.g. one that already holds all CRDs."""
         self.ready_timeout = ready_timeout
+        self._etcd_seed = etcd_seed
         self._base_dir = base_dir if base_dir is not None else _default_base_dir()
         self._apiserver_binary = apiserver_binary
         self._extra_apiserver_args = list(extra_apiserver_args)
@@ -158,6 +162,10 @@ class TestCluster:
         self._apiserver: _Proc | None = None
         self._client_serial = 0
         self.start_seconds: float | None = None
+        #: Names of the CRDs installed by whoever set the cluster up (see tests/support/fixtures.py).
+        self.installed_crds: list[str] = []
+        #: Free-form timings (seconds) recorded by the setup code.
+        self.timings: dict[str, float] = {}
 
     # ----------------------------------------------------------------------------- properties
 
@@ -222,6 +230,9 @@ class TestCluster:
         _LIVE.add(self)
         try:
             self._write_credentials()
+            if self._etcd_seed is not None:
+                shutil.copytree(self._etcd_seed, self.dir / "etcd")
+                (self.dir / "etcd").chmod(0o700)
             self.etcd_port = free_port()
             peer_port = free_port()
             self._etcd = _Proc(
@@ -275,6 +286,22 @@ class TestCluster:
             else:
                 shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
+
+    def save_etcd_data(self, dest: Path) -> None:
+        """Copy etcd's data directory to ``dest`` (must not exist) for a later ``etcd_seed``.
+
+        etcd is stopped for a consistent copy, so this restarts both processes (several seconds).
+        """
+        if self._etcd is None or self._apiserver is None:
+            raise ClusterError("the cluster has not been started")
+        self.stop_apiserver()
+        self._terminate(self._etcd)
+        try:
+            shutil.copytree(self._path("etcd"), dest)
+        finally:
+            self._spawn(self._etcd)
+            self._wait_etcd(time.monotonic() + self.ready_timeout)
+            self.start_apiserver()
 
     def stop_apiserver(self) -> None:
         """Stop only the apiserver (etcd keeps the data); :meth:`start_apiserver` brings it back."""
