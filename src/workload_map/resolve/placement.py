@@ -1,0 +1,268 @@
+"""Placement needs of a workload manifest, for multi-cluster schedulers (Nova-like), no pods needed.
+
+:func:`placement_needs` returns, per component instance, the desired and minimum replicas, one
+pod's requests (Kubernetes' rules: init containers, sidecars, pod-level resources, overhead;
+extended resources such as ``nvidia.com/gpu``, ``amd.com/gpu``, ``nvidia.com/mig-*`` included),
+the node selector, affinity and tolerations; the gangs with their minimum pod counts and minimum
+resource totals; and the workload totals (desired and minimum).
+
+* ``minimum`` replicas of an instance: ``minReplicas`` when the definition sets it, else the
+  desired count (a non-elastic component needs all its pods).
+* Fragmented specs only give what their fragments give: affinity from ``podAffinityPath`` /
+  ``nodeAffinityPath``; no node selector or tolerations (``None``).
+* Gangs follow the gang rules of :mod:`workload_map.resolve.gangs` evaluated without pods:
+  ``podGroup`` gives one gang (its subgroups listed); each ``podGroups`` member gives one gang, or
+  one per instance when the member is a multi-instance component (KAI sizes those per instance,
+  e.g. one gang per JobSet replicated job). A gang's minimum resources follow the subtree-scale
+  arithmetic: each leaf instance contributes its minimum count (``minReplicas`` if > 0, else
+  ``replicas``) x one pod's request, multiplied through scaled parents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from workload_map.resolve._core import Definition, compiled
+from workload_map.resolve.gangs import StructureSummary, subtree_scale
+from workload_map.resolve.resolver import resolve
+from workload_map.resolve.resources import EMPTY_TOTALS, ResourceTotals, sum_totals
+from workload_map.resolve.types import Instance, Workload
+
+
+@dataclass(frozen=True)
+class InstanceNeeds:
+    component: str
+    instance_id: str
+    desired_replicas: int
+    min_replicas: int
+    pod_requests: ResourceTotals
+    node_selector: Mapping[str, Any] | None
+    affinity: Mapping[str, Any] | None
+    tolerations: tuple[Any, ...] | None
+
+    @property
+    def desired_total(self) -> ResourceTotals:
+        return self.pod_requests.times(self.desired_replicas)
+
+    @property
+    def min_total(self) -> ResourceTotals:
+        return self.pod_requests.times(self.min_replicas)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "component": self.component,
+            "instanceId": self.instance_id,
+            "desiredReplicas": self.desired_replicas,
+            "minReplicas": self.min_replicas,
+            "podRequests": self.pod_requests.to_dict(),
+            "desiredTotal": self.desired_total.to_dict(),
+            "minTotal": self.min_total.to_dict(),
+            "nodeSelector": None if self.node_selector is None else dict(self.node_selector),
+            "affinity": None if self.affinity is None else dict(self.affinity),
+            "tolerations": None if self.tolerations is None else list(self.tolerations),
+        }
+
+
+@dataclass(frozen=True)
+class GangNeeds:
+    """A set of pods that must be placed together: at least ``min_pods`` pods needing
+    ``min_resources`` in total. ``sub_groups`` lists ``(component, min pods)`` for ``podGroup``."""
+
+    name: str
+    pod_group: str
+    component: str
+    instance_id: str | None
+    min_pods: int
+    min_resources: ResourceTotals
+    sub_groups: tuple[tuple[str, int], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "podGroup": self.pod_group,
+            "component": self.component,
+            "instanceId": self.instance_id,
+            "minPods": self.min_pods,
+            "minResources": self.min_resources.to_dict(),
+            "subGroups": [{"component": c, "minPods": n} for c, n in self.sub_groups],
+        }
+
+
+@dataclass(frozen=True)
+class PlacementNeeds:
+    definition: str
+    name: str | None
+    namespace: str | None
+    instances: tuple[InstanceNeeds, ...]
+    gangs: tuple[GangNeeds, ...]
+
+    @property
+    def desired_pods(self) -> int:
+        return sum(i.desired_replicas for i in self.instances)
+
+    @property
+    def min_pods(self) -> int:
+        return sum(i.min_replicas for i in self.instances)
+
+    @property
+    def desired_total(self) -> ResourceTotals:
+        return sum_totals(i.desired_total for i in self.instances)
+
+    @property
+    def min_total(self) -> ResourceTotals:
+        return sum_totals(i.min_total for i in self.instances)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "definition": self.definition,
+            "name": self.name,
+            "namespace": self.namespace,
+            "instances": [i.to_dict() for i in self.instances],
+            "gangs": [g.to_dict() for g in self.gangs],
+            "totals": {
+                "desiredPods": self.desired_pods,
+                "minPods": self.min_pods,
+                "desired": self.desired_total.to_dict(),
+                "minimum": self.min_total.to_dict(),
+            },
+        }
+
+
+def _scheduling_fields(
+    inst: Instance,
+) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None, tuple[Any, ...] | None]:
+    spec = inst.spec.effective_pod_spec
+    if spec is not None:
+        ns = spec.get("nodeSelector")
+        aff = spec.get("affinity")
+        tol = spec.get("tolerations")
+        return (
+            ns if isinstance(ns, dict) else None,
+            aff if isinstance(aff, dict) else None,
+            tuple(tol) if isinstance(tol, list) else None,
+        )
+    frag = inst.spec.fragmented
+    if frag is not None:
+        affinity: dict[str, Any] = {}
+        if frag.node_affinity:
+            affinity["nodeAffinity"] = dict(frag.node_affinity)
+        if frag.pod_affinity:
+            affinity["podAffinity"] = dict(frag.pod_affinity)
+        return None, affinity or None, None
+    return None, None, None
+
+
+def _min_unit(inst: Instance) -> int:
+    sc = inst.scale
+    if sc.min_replicas is not None and sc.min_replicas > 0:
+        return sc.min_replicas
+    if sc.replicas is not None and sc.replicas > 0:
+        return sc.replicas
+    return 0
+
+
+def _subtree(
+    s: StructureSummary, w: Workload, component: str, instance_id: str | None
+) -> tuple[int, ResourceTotals]:
+    """Minimum (pods, resources) of a subtree, with :func:`subtree_scale`'s arithmetic."""
+    comp = w.components[component]
+    insts = [i for i in comp.instances if instance_id is None or i.id == instance_id]
+    kids = [_subtree(s, w, child, None) for child in comp.children]
+    kid_count = sum(k[0] for k in kids)
+    kid_res = sum_totals(k[1] for k in kids)
+    if not s.has_scale:
+        own = len(insts) if comp.has_pod_definition else 0
+        own_res = sum_totals(i.pod_resources for i in insts) if comp.has_pod_definition else EMPTY_TOTALS
+        return own + kid_count, own_res + kid_res
+    own = sum(_min_unit(i) for i in insts)
+    own_res = (
+        sum_totals(i.pod_resources.times(_min_unit(i)) for i in insts)
+        if comp.has_pod_definition
+        else EMPTY_TOTALS
+    )
+    if own and kid_count:
+        return own * kid_count, kid_res.times(own)
+    if own:
+        return own, own_res
+    return kid_count, kid_res
+
+
+def _gangs(s: StructureSummary, w: Workload, obj: Mapping[str, Any]) -> list[GangNeeds]:
+    gs = s.definition.karta.spec.optimization_instructions.gang_scheduling
+    out: list[GangNeeds] = []
+    if gs is None:
+        return out
+    if gs.pod_group is not None:
+        pg = gs.pod_group
+        if pg.sub_groups:
+            subs: list[tuple[str, int]] = []
+            res = EMPTY_TOTALS
+            for sub in pg.sub_groups:
+                n, r = _subtree(s, w, sub.component_name, None)
+                subs.append((sub.component_name, subtree_scale(s, obj, sub.component_name)))
+                res = res + r
+            out.append(
+                GangNeeds(
+                    pg.name, pg.name, s.definition.root_name, None, sum(n for _, n in subs), res, tuple(subs)
+                )
+            )
+        else:
+            root = s.definition.root_name
+            out.append(
+                GangNeeds(
+                    pg.name, pg.name, root, None, subtree_scale(s, obj, root), _subtree(s, w, root, None)[1]
+                )
+            )
+        return out
+    for group in gs.pod_groups or ():
+        for member in group.members:
+            name = member.component_name
+            comp = w.components.get(name)
+            if comp is None:
+                continue
+            per_instance = comp.definition.instance_id_path is not None and comp.has_pod_definition
+            targets: list[str | None] = [i.id for i in comp.instances] if per_instance else [None]
+            for iid in targets:
+                label = f"{group.name}/{name}" + (f"/{iid}" if iid is not None else "")
+                out.append(
+                    GangNeeds(
+                        label,
+                        group.name,
+                        name,
+                        iid,
+                        subtree_scale(s, obj, name, iid),
+                        _subtree(s, w, name, iid)[1],
+                    )
+                )
+    return out
+
+
+def placement_needs(definition: Definition, obj: Mapping[str, Any]) -> PlacementNeeds:
+    """What the workload ``obj`` needs from a cluster, from the manifest alone (see module doc).
+    Raises only :class:`~workload_map.errors.WorkloadMapError` subclasses."""
+    cd = compiled(definition)
+    w = resolve(cd, obj)
+    instances: list[InstanceNeeds] = []
+    for comp in w.components.values():
+        if not comp.has_pod_definition:
+            continue
+        for inst in comp.instances:
+            ns, aff, tol = _scheduling_fields(inst)
+            desired = inst.scale.desired
+            minimum = inst.scale.min_replicas if inst.scale.min_replicas is not None else desired
+            instances.append(
+                InstanceNeeds(comp.name, inst.id, desired, minimum, inst.pod_resources, ns, aff, tol)
+            )
+    s = StructureSummary.of(cd)
+    return PlacementNeeds(
+        definition=cd.name,
+        name=w.name,
+        namespace=w.namespace,
+        instances=tuple(instances),
+        gangs=tuple(_gangs(s, w, obj)),
+    )
+
+
+__all__ = ["GangNeeds", "InstanceNeeds", "PlacementNeeds", "placement_needs"]
