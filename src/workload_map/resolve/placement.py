@@ -200,7 +200,7 @@ def _gangs(s: StructureSummary, w: Workload, obj: Mapping[str, Any]) -> list[Gan
             subs: list[tuple[str, int]] = []
             res = EMPTY_TOTALS
             for sub in pg.sub_groups:
-                n, r = _subtree(s, w, sub.component_name, None)
+                _, r = _subtree(s, w, sub.component_name, None)
                 subs.append((sub.component_name, subtree_scale(s, obj, sub.component_name)))
                 res = res + r
             out.append(
