@@ -220,11 +220,8 @@ def not_a_definition(origin: str, doc: str, what: str) -> str:
     return f"{origin}: {doc} is not a Karta definition: {what}"
 
 
-def legacy_definition(origin: str, doc: str) -> str:
-    return (
-        f"{origin}: {doc} is a legacy optimization.nvidia.com/v1alpha1 ResourceInterface; "
-        "read as run.ai/v1alpha1 Karta"
-    )
+def legacy_definition() -> str:
+    return "legacy optimization.nvidia.com/v1alpha1 ResourceInterface read as run.ai/v1alpha1 Karta"
 
 
 def missing_name(derived: str) -> str:

@@ -414,3 +414,28 @@ def test_five_megabyte_file(tmp_path: Path) -> None:
     assert len(result.definitions) == big.count("kind: Karta")
     assert elapsed < 30, elapsed
     print(f"5 MB, {len(result.definitions)} definitions: {elapsed:.2f}s")
+
+
+def test_alias_bomb_is_refused() -> None:
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for i in range(1, 9):
+        refs = ", ".join([f"*a{i - 1}"] * 10)
+        lines.append(f"a{i}: &a{i} [{refs}]")
+    start = time.perf_counter()
+    with pytest.raises(DefinitionError, match="expands to more than"):
+        load_definitions_text("\n".join(lines) + "\n", name="bomb.yaml")
+    assert time.perf_counter() - start < 5
+
+
+def test_anchors_merge_keys_and_tags_still_load() -> None:
+    text = y(base()).replace("metadata:\n  name: t\n", "metadata: &m\n  name: t\nx-extra:\n  <<: *m\n")
+    result = load_definitions_text(text, name="m.yaml")
+    [d] = result.definitions
+    assert d.name == "t"
+    assert [f.code for f in result.findings] == ["KARTA101"]  # x-extra
+
+
+def test_deep_nesting_is_an_error_not_a_crash() -> None:
+    text = "spec: " + "[" * 5000 + "]" * 5000 + "\n"
+    with pytest.raises(DefinitionError):
+        load_definitions_text(text, name="deep.yaml")

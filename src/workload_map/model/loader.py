@@ -273,17 +273,107 @@ def _yaml_error(exc: yaml.YAMLError, origin: str, text: str) -> DefinitionError:
     return DefinitionError(messages.yaml_error(origin, str(exc)))
 
 
+_STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+
+
+class _Fallback(Exception):
+    """The document uses a YAML feature the fast builder leaves to PyYAML (merge keys, sets...)."""
+
+
+# Values a document may expand to through aliases; beyond this it is an alias bomb.
+MAX_EXPANDED_VALUES = 2_000_000
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Builder:
+    """Data from a composed node tree: plain maps, lists and scalars, about twice as fast as
+    PyYAML's constructor (bench/bench_load.py). Aliases share the built object, as in PyYAML,
+    and the expanded size is counted so that an alias bomb is refused instead of walked."""
+
+    def __init__(self) -> None:
+        self._constructor = yaml.constructor.SafeConstructor()
+        self._memo: dict[int, tuple[Any, int]] = {}
+        self.expanded = 0
+
+    def build(self, node: yaml.Node) -> Any:
+        value, size = self._build(node)
+        self.expanded = size
+        return value
+
+    def _build(self, node: yaml.Node) -> tuple[Any, int]:
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag == _STR_TAG:
+                return node.value, 1
+            fn = yaml.constructor.SafeConstructor.yaml_constructors.get(node.tag)
+            if fn is None or node.tag in ("tag:yaml.org,2002:value", "tag:yaml.org,2002:merge"):
+                raise _Fallback
+            return fn(self._constructor, node), 1
+        done = self._memo.get(id(node))
+        if done is not None:
+            return done
+        size = 1
+        if isinstance(node, yaml.MappingNode) and node.tag == _MAP_TAG:
+            mapping: dict[Any, Any] = {}
+            self._memo[id(node)] = (mapping, 1)  # a recursive alias counts as one
+            for k, v in node.value:
+                if k.tag == "tag:yaml.org,2002:merge":
+                    raise _Fallback
+                key, ks = self._build(k)
+                value, vs = self._build(v)
+                size += ks + vs
+                try:
+                    mapping[key] = value
+                except TypeError:  # an unhashable key (a mapping or list used as a key)
+                    raise _Fallback from None
+            result: tuple[Any, int] = (mapping, size)
+        elif isinstance(node, yaml.SequenceNode) and node.tag == _SEQ_TAG:
+            items: list[Any] = []
+            self._memo[id(node)] = (items, 1)
+            for v in node.value:
+                value, vs = self._build(v)
+                size += vs
+                items.append(value)
+            result = (items, size)
+        else:
+            raise _Fallback
+        if size > MAX_EXPANDED_VALUES:
+            raise _TooLarge
+        self._memo[id(node)] = result
+        return result
+
+
 def _compose_all(text: str, origin: str) -> list[tuple[yaml.Node, Any]]:
-    """Compose each document once (libyaml) and construct its data from the same nodes."""
+    """Compose each document once (libyaml), build its data from the same nodes, keep the nodes
+    for the source map."""
     loader = _Loader(text)
     docs: list[tuple[yaml.Node, Any]] = []
     try:
         while loader.check_node():
             node = loader.get_node()
-            if node is not None:
-                docs.append((node, loader.construct_document(node)))
+            if node is None:
+                continue
+            try:
+                data = _Builder().build(node)
+            except _Fallback:
+                data = loader.construct_document(node)
+            except _TooLarge:
+                line = node.start_mark.line + 1
+                raise DefinitionError(
+                    messages.yaml_error(
+                        f"{origin}:{line}:1",
+                        f"document expands to more than {MAX_EXPANDED_VALUES} values through aliases",
+                    )
+                ) from None
+            docs.append((node, data))
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, origin, text) from exc
+    except RecursionError as exc:
+        raise DefinitionError(messages.yaml_error(origin, "nesting too deep")) from exc
     finally:
         loader.dispose()
     return docs
@@ -426,7 +516,7 @@ def _read_candidate(
         findings.append(
             make(
                 "KARTA105",
-                messages.legacy_definition(origin, _describe_doc(cand)),
+                messages.legacy_definition(),
                 definition=_name_of(data) or derived,
                 location=loc,
             )

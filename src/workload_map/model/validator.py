@@ -18,6 +18,7 @@ Every finding carries the camelCase field path and, when a ``SourceMap`` is give
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -82,21 +83,26 @@ _JQ_FIELDS: dict[type[BaseModel], frozenset[str]] = {
 _SKIP_TOP = frozenset({"metadata", "status", "api_version", "kind"})
 
 
+@functools.cache
+def _plan(cls: type[BaseModel]) -> tuple[tuple[str, str, bool], ...]:
+    """(Python name, wire name, holds jq?) for each field of ``cls``, in declaration order."""
+    jq = _JQ_FIELDS.get(cls, frozenset())
+    return tuple((name, info.alias or name, name in jq) for name, info in cls.model_fields.items())
+
+
 def expression_fields(karta: Karta) -> Iterator[tuple[str, str]]:
     """Every jq expression in the definition as ``(camelCase field path, expression)``, in the
     order of the Go structs' fields (the order upstream reports them)."""
 
     def walk(model: BaseModel, path: str) -> Iterator[tuple[str, str]]:
-        cls = type(model)
-        jq = _JQ_FIELDS.get(cls, frozenset())
-        for name, info in cls.model_fields.items():
+        for name, alias, is_jq in _plan(type(model)):
             if not path and name in _SKIP_TOP:
                 continue
             value = getattr(model, name)
             if value is None:
                 continue
-            sub = f"{path}.{info.alias or name}" if path else (info.alias or name)
-            if name in jq:
+            sub = f"{path}.{alias}" if path else alias
+            if is_jq:
                 if isinstance(value, str):
                     yield sub, value
                 elif isinstance(value, tuple):
@@ -118,6 +124,7 @@ class _Ctx:
     karta: Karta
     source_map: SourceMap | None
     findings: list[Finding]
+    expressions: list[tuple[str, str]]
 
     def add(self, code: str, message: str, field: str | None, *, offset: int | None = None) -> None:
         location = None
@@ -137,7 +144,7 @@ def validate_definition(karta: Karta | None, *, source_map: SourceMap | None = N
     """All findings for ``karta``: upstream rules first (exact text), then our extra checks."""
     if karta is None:
         return [make("KARTA001", messages.KARTA_IS_NIL)]
-    ctx = _Ctx(karta, source_map, [])
+    ctx = _Ctx(karta, source_map, [], list(expression_fields(karta)))
     if _check_unique_names(ctx):
         return ctx.findings
     before = len(ctx.findings)
@@ -260,7 +267,7 @@ def _check_gang_members(ctx: _Ctx) -> None:
 
 
 def _check_expressions(ctx: _Ctx) -> None:
-    for path, expr in expression_fields(ctx.karta):
+    for path, expr in ctx.expressions:
         if not expr.strip():
             continue
         problem = _jq.check(expr)
@@ -291,7 +298,7 @@ def _extra_checks(ctx: _Ctx) -> None:
     _check_selectors_distinct(ctx)
     _check_child_kinds(ctx)
     _check_gang_extra(ctx)
-    for path, expr in expression_fields(ctx.karta):
+    for path, expr in ctx.expressions:
         # "" on a field means unset (as in upstream); blank text, or an empty list entry, is a slip.
         if not expr.strip() and (expr or path.endswith("]")):
             ctx.add("KARTA223", messages.empty_expression(path), path)
