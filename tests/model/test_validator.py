@@ -616,3 +616,34 @@ def test_validation_speed_on_many_definitions() -> None:
         validate_definition(k)
     elapsed = time.perf_counter() - start
     assert elapsed < 0.5, elapsed
+
+
+@needs_engine
+def test_jq_parse_error_points_into_the_expression() -> None:
+    d = base()
+    children(d)[0]["scaleDefinition"]["replicasPath"] = ".spec.replicas | ]"
+    text = yaml.safe_dump(d, sort_keys=False)
+    [loaded] = load_definitions_text(text, name="x.yaml").definitions
+    [f] = loaded.validate()
+    assert f.code == "KARTA016" and f.location is not None
+    line, col = map(int, f.location.split(":")[1:])
+    src_line = text.splitlines()[line - 1]
+    value_col = src_line.index(".spec.replicas") + 1
+    assert value_col <= col <= value_col + len(".spec.replicas | ]")
+
+
+@needs_engine
+def test_identity_pod_template_path_is_assignable() -> None:
+    d = base()
+    root(d)["kind"] = {"group": "", "version": "v1", "kind": "Pod"}
+    root(d)["specDefinition"] = {"podTemplateSpecPath": "."}
+    del children(d)[0]["specDefinition"]
+    assert run(d) == []
+
+
+@needs_engine
+def test_jq_undefined_variable() -> None:
+    d = base()
+    children(d)[0]["scaleDefinition"]["replicasPath"] = "$nope"
+    [f] = run(d)
+    assert f.code == "KARTA017" and "$nope" in f.message
