@@ -245,9 +245,31 @@ class Parser:
                 term = self.parse_bracket(term)
             elif t.kind == "op" and t.value == "?":
                 self.i += 1
-                term = A.Try(t.offset, term, None)
+                term = self.optional(t.offset, term)
             else:
                 return term
+
+    @staticmethod
+    def optional(offset: int, term: A.Node) -> A.Node:
+        """``?`` after ``.foo``, ``[k]`` or ``[]`` makes only that last step optional (as jq does):
+        errors from the term before it still propagate."""
+        if isinstance(term, A.Iterate) and not isinstance(term.target, A.Identity):
+            return A.Pipe(offset, term.target, A.Try(offset, A.Iterate(term.offset, A.Identity(offset)), None))
+        if (
+            isinstance(term, A.Index)
+            and isinstance(term.key, A.Literal)
+            and not isinstance(term.target, A.Identity)
+        ):
+            step = A.Index(term.offset, A.Identity(offset), term.key)
+            return A.Pipe(offset, term.target, A.Try(offset, step, None))
+        if isinstance(term, A.Index) and not isinstance(term.target, A.Identity):
+            # The key sees the term's input, so bind that input to a hidden variable first.
+            hidden = f"__opt{offset}"
+            key = A.Pipe(offset, A.Var(offset, hidden), term.key)
+            step = A.Index(term.offset, A.Identity(offset), key)
+            body = A.Pipe(offset, term.target, A.Try(offset, step, None))
+            return A.As(offset, A.Identity(offset), A.VarPattern(offset, hidden), body)
+        return A.Try(offset, term, None)
 
     def parse_bracket(self, target: A.Node) -> A.Node:
         t = self.expect_op("[")

@@ -238,7 +238,7 @@ def index(v: Any, k: Any) -> Any:
             return v.get(k)
         raise JqError(f"Cannot index object with {describe_key(k)}")
     if v is None:
-        if tk is str or tk is int or tk is float or k is None or tk is dict:
+        if tk is str or tk is int or tk is float or tk is dict:
             return None
         raise JqError(f"Cannot index null with {describe_key(k)}")
     if tv is list:

@@ -92,7 +92,8 @@ def tojson(v: Any) -> str:
         text = orjson.dumps(v).decode()
     except (TypeError, orjson.JSONEncodeError):
         text = None
-    if text is not None and "." not in text and "e" not in text.replace("true", "").replace("false", ""):
+    # orjson spells floats differently and writes nan/inf as null: only trust it without those.
+    if text is not None and "." not in text and "null" not in text and "e" not in text.replace("true", "").replace("false", ""):
         return text
     out: list[str] = []
     _dump_into(v, out, 0)
@@ -194,13 +195,23 @@ def has(v: Any, k: Any) -> bool:
     raise JqError(f"Cannot check whether {type_name(v)} has a {type_name(k)} key")
 
 
-def contains(a: Any, b: Any) -> bool:
+def _contains(a: Any, b: Any) -> bool:
     ta = type(a)
     tb = type(b)
     if ta is dict and tb is dict:
-        return all(k in a and contains(a[k], bv) for k, bv in b.items())
+        return all(k in a and _contains(a[k], bv) for k, bv in b.items())
     if ta is list and tb is list:
-        return all(any(contains(x, y) for x in a) for y in b)
+        return all(any(_contains(x, y) for x in a) for y in b)
+    if ta is str and tb is str:
+        return b in a
+    return jeq(a, b)
+
+
+def contains(a: Any, b: Any) -> bool:
+    ta = type(a)
+    tb = type(b)
+    if (ta is dict and tb is dict) or (ta is list and tb is list):
+        return _contains(a, b)
     if ta is str and tb is str:
         return b in a
     if ta is tb or ((ta is int or ta is float) and (tb is int or tb is float)):
@@ -228,32 +239,21 @@ def to_entries(v: Any) -> list[dict[str, Any]]:
 def _entry_key(e: Any) -> Any:
     if type(e) is not dict:
         raise JqError(f"Cannot index {type_name(e)} with \"key\"")
-    for name in ("key", "k", "name", "Name", "K", "Key"):
+    # libjq 1.8: `.key // .Key // .name // .Name // .K` (false/null fall through)
+    for name in ("key", "Key", "name", "Name", "K"):
         k = e.get(name)
         if k is not None and k is not False:
             return k
-    # jq falls through to the last candidate, which may be null or false
-    return e.get("Key", e.get("key"))
+    return None
 
 
 def from_entries(v: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for e in iter_values(v):
-        k = _entry_key(e)
-        tk = type(k)
-        if tk is str:
-            key = k
-        elif tk is int or tk is float or tk is bool:
-            key = tostring(k)
-        else:
-            raise JqError(f"Cannot use {describe(k)} as object key")
-        if "value" in e:
-            val = e["value"]
-            if val is None or val is False:
-                val = e.get("v", val) if "v" in e else val
-        else:
-            val = e.get("v", e.get("Value"))
-        out[key] = val
+        key = _entry_key(e)
+        if type(key) is not str:
+            raise JqError(f"Cannot use {describe(key)} as object key")
+        out[key] = e["value"] if "value" in e else e.get("Value")
     return out
 
 
@@ -268,7 +268,7 @@ def iter_values(v: Any) -> Any:
 def add_all(v: Any) -> Any:
     from .runtime import add
 
-    items = iter_values(v) if v is not None else []
+    items = iter_values(v)
     acc: Any = None
     first = True
     for x in items:
@@ -721,7 +721,7 @@ def exp10(v: Any) -> Any:
         return math.inf
 
 
-def pow_(a: Any, b: Any) -> Any:
+def pow_(_inp: Any, a: Any, b: Any) -> Any:
     x = _need_num(a, "pow")
     y = _need_num(b, "pow")
     try:
@@ -835,7 +835,7 @@ def format_value(name: str, v: Any) -> str:
             s.replace("&", "&amp;")
             .replace("<", "&lt;")
             .replace(">", "&gt;")
-            .replace("'", "&#39;")
+            .replace("'", "&apos;")
             .replace('"', "&quot;")
         )
     if name == "uri":
