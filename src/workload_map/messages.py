@@ -224,6 +224,10 @@ def legacy_definition() -> str:
     return "legacy optimization.nvidia.com/v1alpha1 ResourceInterface read as run.ai/v1alpha1 Karta"
 
 
+def duplicate_key(key: str) -> str:
+    return f'duplicate key "{key}" (the last value wins)'
+
+
 def missing_name(derived: str) -> str:
     return f'definition has no metadata.name; using "{derived}"'
 

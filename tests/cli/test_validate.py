@@ -277,3 +277,15 @@ def test_installed_wmap_subprocess(tmp_path: Path) -> None:
     )
     assert bad.returncode == 1 and bad.stdout.startswith("INVALID: broken\n")
     assert "Traceback" not in bad.stderr
+
+
+def test_duplicate_keys_shown_as_warning_and_strict_error(tmp_path: Path) -> None:
+    text = yaml.safe_dump(base(), sort_keys=False).replace(
+        "        replicasPath: .spec.replicas\n", "        replicasPath: .a\n        replicasPath: .b\n"
+    )
+    p = write(tmp_path, "dup.yaml", text)
+    rc, out, err = invoke("validate", str(p))
+    assert rc == 0 and out.startswith("OK: t ")
+    assert "warning: " in err and 'duplicate key "replicasPath" (the last value wins) [KARTA107]' in err
+    rc, out, _ = invoke("validate", "--strict", str(p))
+    assert rc == 1 and "[KARTA107]" in out

@@ -439,3 +439,18 @@ def test_deep_nesting_is_an_error_not_a_crash() -> None:
     text = "spec: " + "[" * 5000 + "]" * 5000 + "\n"
     with pytest.raises(DefinitionError):
         load_definitions_text(text, name="deep.yaml")
+
+
+def test_duplicate_keys_are_reported() -> None:
+    text = y(base()).replace(
+        "        replicasPath: .spec.replicas\n", "        replicasPath: .a\n        replicasPath: .b\n"
+    )
+    result = load_definitions_text(text, name="dup.yaml")
+    [f] = result.findings
+    assert (f.code, f.severity) == ("KARTA107", "warning")
+    assert f.message == 'duplicate key "replicasPath" (the last value wins)'
+    assert f.location == f"dup.yaml:{_line_of(text, 'replicasPath: .b')}:9"
+    [d] = result.definitions
+    scale = d.karta.spec.structure_definition.child_components[0].scale_definition
+    assert scale is not None and scale.replicas_path == ".b"
+    assert load_definitions_text(text, strict=True).findings[0].severity == "error"

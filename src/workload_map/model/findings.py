@@ -50,6 +50,7 @@ CODES: dict[str, CodeInfo] = {
     "KARTA104": CodeInfo(ERROR, "document is not a Karta definition"),
     "KARTA105": CodeInfo(WARNING, "legacy ResourceInterface definition read as Karta"),
     "KARTA106": CodeInfo(WARNING, "definition has no metadata.name"),
+    "KARTA107": CodeInfo(WARNING, "duplicate key in a YAML mapping (error in strict mode)"),
     "KARTA201": CodeInfo(WARNING, "byConditions matcher without conditionsDefinition"),
     "KARTA202": CodeInfo(WARNING, "byPhase matcher without phaseDefinition"),
     "KARTA203": CodeInfo(WARNING, "condition reason matcher while reasonFieldName is empty"),

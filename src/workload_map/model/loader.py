@@ -299,6 +299,7 @@ class _Builder:
         self._constructor = yaml.constructor.SafeConstructor()
         self._memo: dict[int, tuple[Any, int]] = {}
         self.expanded = 0
+        self.duplicates: list[tuple[str, yaml.Node]] = []  # (key, key node) of repeated keys
 
     def build(self, node: yaml.Node) -> Any:
         value, size = self._build(node)
@@ -327,6 +328,8 @@ class _Builder:
                 value, vs = self._build(v)
                 size += ks + vs
                 try:
+                    if key in mapping:
+                        self.duplicates.append((str(key), k))
                     mapping[key] = value
                 except TypeError:  # an unhashable key (a mapping or list used as a key)
                     raise _Fallback from None
@@ -347,18 +350,19 @@ class _Builder:
         return result
 
 
-def _compose_all(text: str, origin: str) -> list[tuple[yaml.Node, Any]]:
+def _compose_all(text: str, origin: str) -> list[tuple[yaml.Node, Any, list[tuple[str, yaml.Node]]]]:
     """Compose each document once (libyaml), build its data from the same nodes, keep the nodes
-    for the source map."""
+    for the source map. Also returns the repeated mapping keys of each document."""
     loader = _Loader(text)
-    docs: list[tuple[yaml.Node, Any]] = []
+    docs: list[tuple[yaml.Node, Any, list[tuple[str, yaml.Node]]]] = []
     try:
         while loader.check_node():
             node = loader.get_node()
             if node is None:
                 continue
+            builder = _Builder()
             try:
-                data = _Builder().build(node)
+                data = builder.build(node)
             except _Fallback:
                 data = loader.construct_document(node)
             except _TooLarge:
@@ -369,7 +373,7 @@ def _compose_all(text: str, origin: str) -> list[tuple[yaml.Node, Any]]:
                         f"document expands to more than {MAX_EXPANDED_VALUES} values through aliases",
                     )
                 ) from None
-            docs.append((node, data))
+            docs.append((node, data, builder.duplicates))
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, origin, text) from exc
     except RecursionError as exc:
@@ -401,8 +405,11 @@ def _load_json(text: str, origin: str, stem: str, *, strict: bool) -> LoadResult
 
 def _load_text(text: str, origin: str, *, strict: bool, stem: str | None = None) -> LoadResult:
     composed = _compose_all(text, origin)
-    docs = [(SourceMap(origin, node), data) for node, data in composed]
-    return _process(docs, origin, stem if stem is not None else _stem_of(origin), strict=strict)
+    docs = [(SourceMap(origin, node), data) for node, data, _ in composed]
+    duplicates = [dups for _, _, dups in composed]
+    return _process(
+        docs, origin, stem if stem is not None else _stem_of(origin), strict=strict, duplicates=duplicates
+    )
 
 
 def _stem_of(origin: str) -> str:
@@ -464,7 +471,34 @@ def _describe_doc(c: _Candidate) -> str:
     return f"{doc} (line {pos.line})" if pos else doc
 
 
-def _process(docs: list[tuple[SourceMap, Any]], origin: str, stem: str, *, strict: bool) -> LoadResult:
+def _duplicate_findings(
+    cand: _Candidate, dups: list[tuple[str, yaml.Node]], origin: str, *, strict: bool
+) -> list[Finding]:
+    """KARTA107 for the repeated keys written inside this candidate."""
+    node = cand.source_map.node
+    if not dups or node is None:
+        return []
+    lo, hi = node.start_mark.index, node.end_mark.index
+    return [
+        make(
+            "KARTA107",
+            messages.duplicate_key(key),
+            location=f"{origin}:{k.start_mark.line + 1}:{k.start_mark.column + 1}",
+            severity=ERROR if strict else None,
+        )
+        for key, k in dups
+        if lo <= k.start_mark.index < hi
+    ]
+
+
+def _process(
+    docs: list[tuple[SourceMap, Any]],
+    origin: str,
+    stem: str,
+    *,
+    strict: bool,
+    duplicates: list[list[tuple[str, yaml.Node]]] | None = None,
+) -> LoadResult:
     candidates = list(_candidates(docs))
     definitions: list[LoadedDefinition] = []
     rejected: list[RejectedDocument] = []
@@ -472,7 +506,8 @@ def _process(docs: list[tuple[SourceMap, Any]], origin: str, stem: str, *, stric
     several = len(candidates) > 1
     for ordinal, cand in enumerate(candidates):
         derived = f"{stem}-{ordinal}" if several else stem
-        loaded, reject = _read_candidate(cand, origin, derived, strict=strict)
+        dups = duplicates[cand.document_index] if duplicates else []
+        loaded, reject = _read_candidate(cand, origin, derived, strict=strict, dups=dups)
         if loaded is not None:
             definitions.append(loaded)
             all_findings.extend(loaded.findings)
@@ -483,7 +518,7 @@ def _process(docs: list[tuple[SourceMap, Any]], origin: str, stem: str, *, stric
 
 
 def _read_candidate(
-    cand: _Candidate, origin: str, derived: str, *, strict: bool
+    cand: _Candidate, origin: str, derived: str, *, strict: bool, dups: list[tuple[str, yaml.Node]]
 ) -> tuple[LoadedDefinition | None, RejectedDocument | None]:
     data = cand.data
     smap = cand.source_map
@@ -550,6 +585,9 @@ def _read_candidate(
             )
         )
 
+    findings.extend(
+        f.with_context(definition=name) for f in _duplicate_findings(cand, dups, origin, strict=strict)
+    )
     findings.extend(_unknown_fields(data, smap, name, strict=strict))
     try:
         karta = Karta.model_validate(data)
