@@ -181,10 +181,12 @@ def _flush_warnings(state: State) -> None:
 def run(argv: Sequence[str] | None = None) -> int:
     """Run ``wmap`` with ``argv`` and return the exit code (``main`` exits with it)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    # Installed as a kubectl plugin, usage lines read "kubectl wmap ...".
+    prog = "kubectl wmap" if argv is None and os.path.basename(sys.argv[0]).startswith("kubectl-") else PROG
     state = State(debug="--debug" in args or os.environ.get("WMAP_DEBUG", "") not in ("", "0"))
     try:
         try:
-            result = cli.main(args=args, prog_name=PROG, standalone_mode=False, obj=state)
+            result = cli.main(args=args, prog_name=prog, standalone_mode=False, obj=state)
         finally:
             _flush_warnings(state)
         return result if isinstance(result, int) else exit_codes.OK
