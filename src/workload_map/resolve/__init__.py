@@ -19,8 +19,9 @@ from workload_map.resolve.compiled import (
     compile_definition,
 )
 from workload_map.resolve.quantity import QuantityError, parse_quantity
-from workload_map.resolve.resolver import load_object, resolve, resolve_many, scope_children
+from workload_map.resolve.resolver import load_object, resolve, resolve_many
 from workload_map.resolve.resources import ResourceTotals
+from workload_map.resolve.tree import build_tree, scope_children
 from workload_map.resolve.types import (
     Component,
     ComponentNode,
@@ -51,6 +52,7 @@ __all__ = [
     "Scale",
     "Workload",
     "WorkloadStatus",
+    "build_tree",
     "compile_definition",
     "load_object",
     "parse_quantity",

@@ -105,6 +105,9 @@ class CompiledComponent:
     """A component with every expression compiled. ``children`` are names in declaration order."""
 
     definition: ComponentDefinition
+    name: str
+    has_pod_definition: bool
+    has_scale: bool
     index: int
     parent: str | None
     children: tuple[str, ...]
@@ -121,18 +124,6 @@ class CompiledComponent:
     suspend_actions: tuple[CompiledAction, ...]
     resume_actions: tuple[CompiledAction, ...]
     pod_selector: CompiledPodSelector | None
-
-    @property
-    def name(self) -> str:
-        return self.definition.name
-
-    @property
-    def has_pod_definition(self) -> bool:
-        return self.definition.has_pod_definition
-
-    @property
-    def has_scale(self) -> bool:
-        return self.replicas is not None or self.min_replicas is not None or self.max_replicas is not None
 
     def root_expressions(self) -> Iterator[CompiledExpression]:
         """Every expression of this component that runs on the workload object."""
@@ -166,16 +157,13 @@ class CompiledDefinition:
     """A definition ready to resolve objects. Build with :func:`compile_definition`."""
 
     karta: Karta
+    name: str
     components: Mapping[str, CompiledComponent]
     root_name: str
     # podGroups (alpha format): group name -> members, expressions compiled (they run on pods).
     gang_members: Mapping[str, tuple[CompiledGangMember, ...]] = field(
         default_factory=lambda: MappingProxyType({})
     )
-
-    @property
-    def name(self) -> str:
-        return self.karta.name
 
     @property
     def root(self) -> CompiledComponent:
@@ -342,8 +330,14 @@ class _Compiler:
             fragmented = tuple(items)
         scale = comp.scale_definition
         suspend, resume = self.actions(comp)
+        replicas = self.expr(n, "scaleDefinition.replicasPath", scale.replicas_path if scale else None)
+        min_replicas = self.expr(n, "scaleDefinition.minReplicasPath", scale.min_replicas_path if scale else None)
+        max_replicas = self.expr(n, "scaleDefinition.maxReplicasPath", scale.max_replicas_path if scale else None)
         return CompiledComponent(
             definition=comp,
+            name=n,
+            has_pod_definition=comp.has_pod_definition,
+            has_scale=replicas is not None or min_replicas is not None or max_replicas is not None,
             index=index,
             parent=comp.owner_ref if index > 0 else None,
             children=children,
@@ -354,13 +348,9 @@ class _Compiler:
             pod_spec=self.expr(n, "specDefinition.podSpecPath", spec.pod_spec_path if spec else None),
             metadata=self.expr(n, "specDefinition.metadataPath", spec.metadata_path if spec else None),
             fragmented=fragmented,
-            replicas=self.expr(n, "scaleDefinition.replicasPath", scale.replicas_path if scale else None),
-            min_replicas=self.expr(
-                n, "scaleDefinition.minReplicasPath", scale.min_replicas_path if scale else None
-            ),
-            max_replicas=self.expr(
-                n, "scaleDefinition.maxReplicasPath", scale.max_replicas_path if scale else None
-            ),
+            replicas=replicas,
+            min_replicas=min_replicas,
+            max_replicas=max_replicas,
             status=self.status(comp),
             suspend_actions=suspend,
             resume_actions=resume,
@@ -424,6 +414,7 @@ class _Compiler:
             gang[group.name] = tuple(members)
         return CompiledDefinition(
             karta=karta,
+            name=karta.name,
             components=MappingProxyType(compiled),
             root_name=root.name,
             gang_members=MappingProxyType(gang),

@@ -6,7 +6,6 @@ See docs/library.md for the rules (instances, zipping, tree scoping, status, res
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
@@ -25,15 +24,8 @@ from workload_map.resolve.resources import (
     sum_totals,
 )
 from workload_map.resolve.status import evaluate_status
-from workload_map.resolve.types import (
-    UNDEFINED_STATUS,
-    Component,
-    ComponentNode,
-    ExtractedSpec,
-    Instance,
-    InstanceNode,
-    Workload,
-)
+from workload_map.resolve.tree import scope_children
+from workload_map.resolve.types import UNDEFINED_STATUS, Component, ExtractedSpec, Instance, Workload
 
 WorkloadObject = Mapping[str, Any] | str | bytes | bytearray | memoryview
 
@@ -147,81 +139,6 @@ def _component(compiled: CompiledDefinition, comp: CompiledComponent, data: dict
     )
 
 
-def scope_children(
-    definition: str, parent: Component, child: Component
-) -> list[list[tuple[Instance, bool]]]:
-    """For each parent instance, the child instances attached under it and whether shared.
-
-    Rules, first that applies:
-
-    1. the parent has one instance: every child instance goes under it;
-    2. the child has an ``instanceIdPath`` and every child id is a parent id: by id;
-    3. the child has exactly one instance per parent instance: by position;
-    4. the child has exactly one instance: under every parent instance, marked shared;
-    5. the child has no instances: nothing;
-    otherwise a :class:`ResolveFieldError`.
-    """
-    n_parent = len(parent.instances)
-    kids = child.instances
-    if n_parent == 1:
-        return [[(k, False) for k in kids]]
-    if n_parent == 0 or not kids:
-        return [[] for _ in range(n_parent)]
-    if child.definition.instance_id_path is not None:
-        pos = {p.id: i for i, p in enumerate(parent.instances)}
-        if all(k.id in pos for k in kids):
-            out: list[list[tuple[Instance, bool]]] = [[] for _ in range(n_parent)]
-            for k in kids:
-                out[pos[k.id]].append((k, False))
-            return out
-    if len(kids) == n_parent:
-        return [[(k, False)] for k in kids]
-    if len(kids) == 1:
-        return [[(kids[0], True)] for _ in range(n_parent)]
-    raise ResolveFieldError(
-        definition,
-        child.name,
-        "ownerRef",
-        f"cannot scope {len(kids)} instances {list(child.instance_ids)} under the "
-        f"{n_parent} instances {list(parent.instance_ids)} of parent \"{parent.name}\": ids do not "
-        "match the parent's and the counts differ",
-    )
-
-
-def _tree(definition: str, components: Mapping[str, Component], root: str) -> ComponentNode:
-    memo: dict[tuple[str, int], InstanceNode] = {}
-
-    def instance_node(comp: Component, inst: Instance) -> InstanceNode:
-        key = (comp.name, inst.index)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        child_nodes: list[ComponentNode] = []
-        for child_name in comp.children:
-            child = components[child_name]
-            # Scoping is computed per parent once; pick this instance's share.
-            scoped = scoping[(comp.name, child_name)][inst.index]
-            child_nodes.append(
-                ComponentNode(
-                    name=child_name,
-                    instances=tuple(
-                        replace(instance_node(child, k), shared=True) if shared else instance_node(child, k)
-                        for k, shared in scoped
-                    ),
-                )
-            )
-        node = InstanceNode(instance=inst, children=tuple(child_nodes))
-        memo[key] = node
-        return node
-
-    scoping: dict[tuple[str, str], list[list[tuple[Instance, bool]]]] = {}
-    for comp in components.values():
-        for child_name in comp.children:
-            scoping[(comp.name, child_name)] = scope_children(definition, comp, components[child_name])
-    root_comp = components[root]
-    return ComponentNode(name=root, instances=tuple(instance_node(root_comp, i) for i in root_comp.instances))
-
-
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -230,7 +147,11 @@ def _resolve(compiled: CompiledDefinition, data: dict[str, Any]) -> Workload:
     components: dict[str, Component] = {}
     for comp in compiled.components.values():
         components[comp.name] = _component(compiled, comp, data)
-    tree = _tree(compiled.name, components, compiled.root_name)
+    # Tree scoping is checked now (so a bad shape fails here); the nodes are built on first use.
+    for comp in components.values():
+        if len(comp.instances) != 1:
+            for child_name in comp.children:
+                scope_children(compiled.name, comp, components[child_name])
     root = components[compiled.root_name]
     meta = data.get("metadata")
     if not isinstance(meta, dict):
@@ -243,7 +164,7 @@ def _resolve(compiled: CompiledDefinition, data: dict[str, Any]) -> Workload:
         namespace=_str_or_none(meta.get("namespace")),
         uid=_str_or_none(meta.get("uid")),
         components=MappingProxyType(components),
-        tree=tree,
+        root_name=compiled.root_name,
         status=root.status if root.status is not None else UNDEFINED_STATUS,
         resources=sum_totals(c.resources for c in components.values() if c.has_pod_definition),
     )

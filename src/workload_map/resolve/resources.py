@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from workload_map.resolve.quantity import parse_quantity, to_millis, to_units
+from workload_map.resolve.quantity import NANO, parse_quantity, to_millis, to_units
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -120,37 +120,80 @@ def _merge(a: Mapping[str, int], b: Mapping[str, int]) -> Mapping[str, int]:
 
 
 # --- per-pod computation (exact, nano-units) ---------------------------------------------
+#
+# This is the resolver's hot path: written as plain loops over the JSON data, with parsed
+# quantity strings memoised (a cluster uses few distinct quantity spellings).
+
+_QCACHE: dict[str, int] = {}
+_QCACHE_MAX = 8192
+
+
+def _q(value: Any) -> int:
+    if value.__class__ is str:
+        hit = _QCACHE.get(value)
+        if hit is not None:
+            return hit
+        parsed = parse_quantity(value)
+        if len(_QCACHE) < _QCACHE_MAX:
+            _QCACHE[value] = parsed
+        return parsed
+    return parse_quantity(value)
 
 
 def _quantities(section: Any) -> dict[str, int]:
-    if not isinstance(section, dict):
+    if section.__class__ is not dict:
         return {}
-    out: dict[str, int] = {}
-    for name, value in section.items():
-        if value is None:
-            continue
-        out[name] = parse_quantity(value)
-    return out
+    return {name: _q(value) for name, value in section.items() if value is not None}
 
 
 def requirement_requests(requirements: Any) -> dict[str, int]:
     """Effective requests of a ``ResourceRequirements``: ``requests``, falling back per
     resource to ``limits``."""
-    if not isinstance(requirements, dict):
+    if requirements.__class__ is not dict:
         return {}
     limits = requirements.get("limits")
     requests = requirements.get("requests")
-    if not limits:
-        return _quantities(requests)
-    merged = _quantities(limits)
-    merged.update(_quantities(requests))
-    return merged
+    out: dict[str, int] = {}
+    if limits.__class__ is dict:
+        for name, value in limits.items():
+            if value is not None:
+                out[name] = _q(value)
+    if requests.__class__ is dict:
+        for name, value in requests.items():
+            if value is not None:
+                out[name] = _q(value)
+    return out
 
 
-def _container_requests(container: Any) -> dict[str, int]:
-    if not isinstance(container, dict):
+def _container_requests(container: Any, claims: dict[str, int] | None = None) -> dict[str, int]:
+    """A container's effective requests: ``requests``, falling back per resource to ``limits``.
+    Names in ``resources.claims`` are recorded in ``claims`` when given."""
+    if container.__class__ is not dict:
         return {}
-    return requirement_requests(container.get("resources"))
+    res = container.get("resources")
+    if not res or res.__class__ is not dict:
+        return {}
+    out: dict[str, int] = {}
+    if claims is not None and "claims" in res:
+        for claim in _as_list(res["claims"]):
+            if claim.__class__ is dict:
+                name = claim.get("name")
+                if name.__class__ is str and name:
+                    claims[name] = 1
+    cache_get = _QCACHE.get
+    limits = res.get("limits")
+    if limits and limits.__class__ is dict:
+        for name, value in limits.items():
+            if value is not None:
+                q = cache_get(value) if value.__class__ is str else None
+                out[name] = _q(value) if q is None else q
+    requests = res.get("requests")
+    if requests and requests.__class__ is dict:
+        for name, value in requests.items():
+            if value is not None:
+                q = cache_get(value) if value.__class__ is str else None
+                out[name] = _q(value) if q is None else q
+    return out
 
 
 def _add_into(acc: dict[str, int], add: Mapping[str, int]) -> None:
@@ -166,34 +209,51 @@ def _max_into(acc: dict[str, int], other: Mapping[str, int]) -> None:
 
 
 def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
+    return value if value.__class__ is list else []
 
 
-def pod_spec_requests(pod_spec: Any) -> dict[str, int]:
-    """Per-pod requests (nano-units by resource name) of a PodSpec, as Kubernetes computes them."""
-    if not isinstance(pod_spec, dict):
+def pod_spec_requests(pod_spec: Any, claims: dict[str, int] | None = None) -> dict[str, int]:
+    """Per-pod requests (nano-units by resource name) of a PodSpec, as Kubernetes computes them.
+    Container-level claim names are recorded in ``claims`` when given."""
+    if pod_spec.__class__ is not dict:
         return {}
     reqs: dict[str, int] = {}
-    for c in _as_list(pod_spec.get("containers")):
-        _add_into(reqs, _container_requests(c))
-    init_reqs: dict[str, int] = {}
-    sidecars: dict[str, int] = {}
-    for c in _as_list(pod_spec.get("initContainers")):
-        creqs = _container_requests(c)
-        if isinstance(c, dict) and c.get("restartPolicy") == "Always":
-            _add_into(reqs, creqs)
-            _add_into(sidecars, creqs)
-            candidate = dict(sidecars)
-        else:
-            candidate = dict(sidecars)
-            _add_into(candidate, creqs)
-        _max_into(init_reqs, candidate)
-    _max_into(reqs, init_reqs)
-    pod_level = requirement_requests(pod_spec.get("resources"))
-    for name in POD_LEVEL_RESOURCES:
-        if name in pod_level:
-            reqs[name] = pod_level[name]
-    _add_into(reqs, _quantities(pod_spec.get("overhead")))
+    containers = pod_spec.get("containers")
+    if containers.__class__ is list:
+        for c in containers:
+            creqs = _container_requests(c, claims)
+            if creqs:
+                if reqs:
+                    for k, v in creqs.items():
+                        reqs[k] = reqs.get(k, 0) + v
+                else:
+                    reqs = creqs
+    inits = pod_spec.get("initContainers")
+    if inits and inits.__class__ is list:
+        init_reqs: dict[str, int] = {}
+        sidecars: dict[str, int] = {}
+        for c in inits:
+            creqs = _container_requests(c, claims)
+            if c.__class__ is dict and c.get("restartPolicy") == "Always":
+                _add_into(reqs, creqs)
+                _add_into(sidecars, creqs)
+                _max_into(init_reqs, sidecars)
+            elif sidecars:
+                candidate = dict(sidecars)
+                _add_into(candidate, creqs)
+                _max_into(init_reqs, candidate)
+            else:
+                _max_into(init_reqs, creqs)
+        _max_into(reqs, init_reqs)
+    pod_resources = pod_spec.get("resources")
+    if pod_resources:
+        pod_level = requirement_requests(pod_resources)
+        for name in POD_LEVEL_RESOURCES:
+            if name in pod_level:
+                reqs[name] = pod_level[name]
+    overhead = pod_spec.get("overhead")
+    if overhead:
+        _add_into(reqs, _quantities(overhead))
     return reqs
 
 
@@ -213,10 +273,10 @@ def claim_names(pod_resource_claims: Any) -> dict[str, int]:
     """DRA claims of one pod, keyed by template name, else claim name, else entry name."""
     out: dict[str, int] = {}
     for claim in _as_list(pod_resource_claims):
-        if not isinstance(claim, dict):
+        if claim.__class__ is not dict:
             continue
         key = claim.get("resourceClaimTemplateName") or claim.get("resourceClaimName") or claim.get("name")
-        if isinstance(key, str) and key:
+        if key.__class__ is str and key:
             out[key] = out.get(key, 0) + 1
     return out
 
@@ -225,15 +285,18 @@ def container_claim_names(containers: Iterable[Any]) -> dict[str, int]:
     """Claims referenced by containers (``resources.claims[].name``) but not declared at pod level."""
     out: dict[str, int] = {}
     for c in containers:
-        if not isinstance(c, dict):
+        if c.__class__ is not dict:
             continue
         res = c.get("resources")
-        if not isinstance(res, dict):
+        if res.__class__ is not dict:
             continue
-        for claim in _as_list(res.get("claims")):
-            if isinstance(claim, dict):
+        claims = res.get("claims")
+        if not claims:
+            continue
+        for claim in _as_list(claims):
+            if claim.__class__ is dict:
                 name = claim.get("name")
-                if isinstance(name, str) and name:
+                if name.__class__ is str and name:
                     out[name] = 1
     return out
 
@@ -247,11 +310,11 @@ def to_totals(reqs: Mapping[str, int], claims: Mapping[str, int] | None = None) 
     extended: dict[str, int] = {}
     for name, nanos in reqs.items():
         if name == CPU:
-            cpu = to_millis(nanos)
+            cpu = -(-nanos // 1_000_000) if nanos >= 0 else to_millis(nanos)
         elif name == MEMORY:
-            memory = to_units(nanos)
+            memory = -(-nanos // NANO) if nanos >= 0 else to_units(nanos)
         else:
-            extended[name] = to_units(nanos)
+            extended[name] = -(-nanos // NANO) if nanos >= 0 else to_units(nanos)
     gpus = sum(extended.get(name, 0) for name in GPU_RESOURCES)
     return ResourceTotals(
         cpu_millis=cpu,
@@ -264,13 +327,13 @@ def to_totals(reqs: Mapping[str, int], claims: Mapping[str, int] | None = None) 
 
 def pod_spec_totals(pod_spec: Any) -> ResourceTotals:
     """Per-pod :class:`ResourceTotals` of a PodSpec (requests plus DRA claims)."""
-    if not isinstance(pod_spec, dict):
+    if pod_spec.__class__ is not dict:
         return EMPTY_TOTALS
-    claims = claim_names(pod_spec.get("resourceClaims"))
-    if not claims:
-        containers = [*_as_list(pod_spec.get("containers")), *_as_list(pod_spec.get("initContainers"))]
-        claims = container_claim_names(containers)
-    return to_totals(pod_spec_requests(pod_spec), claims)
+    container_claims: dict[str, int] = {}
+    reqs = pod_spec_requests(pod_spec, container_claims)
+    pod_claims = pod_spec.get("resourceClaims")
+    claims = claim_names(pod_claims) if pod_claims else None
+    return to_totals(reqs, claims or container_claims)
 
 
 def fragmented_totals(

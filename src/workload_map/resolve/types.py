@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from workload_map.model.definition import (
@@ -303,7 +304,7 @@ class Workload:
     """A workload object resolved through its definition.
 
     ``components`` indexes every component by name, root first then children in declaration
-    order. ``tree`` is the root node; each instance node holds the child components scoped to
+    order. ``tree`` (built on first access) is the root node; each instance node holds the child components scoped to
     it. ``resources`` sums the components that have a pod definition.
     """
 
@@ -314,13 +315,20 @@ class Workload:
     namespace: str | None
     uid: str | None
     components: Mapping[str, Component]
-    tree: ComponentNode
+    root_name: str
     status: WorkloadStatus
     resources: ResourceTotals
 
+    @cached_property
+    def tree(self) -> ComponentNode:
+        """The root node; built on first use (scoping was already checked by ``resolve``)."""
+        from workload_map.resolve.tree import build_tree
+
+        return build_tree(self.definition_name, self.components, self.root_name)
+
     @property
     def root(self) -> Component:
-        return self.components[self.tree.name]
+        return self.components[self.root_name]
 
     @property
     def phases(self) -> tuple[ResourceStatus, ...]:
