@@ -82,7 +82,9 @@ spec:
 """
 
 
-def jobset_rj(name: str, replicas: int, parallelism: int, gpus: int, cpu: str = "4", memory: str = "16Gi") -> dict[str, Any]:
+def jobset_rj(
+    name: str, replicas: int, parallelism: int, gpus: int, cpu: str = "4", memory: str = "16Gi"
+) -> dict[str, Any]:
     return {
         "name": name,
         "replicas": replicas,
@@ -159,12 +161,18 @@ spec:
 """
 
 
-def pod_template(gpus: int = 0, cpu: str = "1", memory: str = "1Gi", gpu_name: str = "nvidia.com/gpu") -> dict[str, Any]:
+def pod_template(
+    gpus: int = 0, cpu: str = "1", memory: str = "1Gi", gpu_name: str = "nvidia.com/gpu"
+) -> dict[str, Any]:
     limits = {gpu_name: str(gpus)} if gpus else {}
     return {
         "spec": {
             "containers": [
-                {"name": "main", "image": "img", "resources": {"requests": {"cpu": cpu, "memory": memory}, "limits": limits}}
+                {
+                    "name": "main",
+                    "image": "img",
+                    "resources": {"requests": {"cpu": cpu, "memory": memory}, "limits": limits},
+                }
             ]
         }
     }
@@ -227,10 +235,22 @@ def raycluster(state: str | None = "ready") -> dict[str, Any]:
         "spec": {
             "headGroupSpec": {"rayStartParams": {}, "template": pod_template(cpu="2", memory="8Gi")},
             "workerGroupSpecs": [
-                {"groupName": "gpu-a", "replicas": 3, "minReplicas": 2, "maxReplicas": 5,
-                 "rayStartParams": {}, "template": pod_template(gpus=1, cpu="4", memory="16Gi")},
-                {"groupName": "cpu-b", "replicas": 2, "minReplicas": 1, "maxReplicas": 4,
-                 "rayStartParams": {}, "template": pod_template(cpu="500m", memory="1Gi")},
+                {
+                    "groupName": "gpu-a",
+                    "replicas": 3,
+                    "minReplicas": 2,
+                    "maxReplicas": 5,
+                    "rayStartParams": {},
+                    "template": pod_template(gpus=1, cpu="4", memory="16Gi"),
+                },
+                {
+                    "groupName": "cpu-b",
+                    "replicas": 2,
+                    "minReplicas": 1,
+                    "maxReplicas": 4,
+                    "rayStartParams": {},
+                    "template": pod_template(cpu="500m", memory="1Gi"),
+                },
             ],
         },
     }
@@ -299,7 +319,9 @@ def lws() -> dict[str, Any]:
             "replicas": 2,
             "readyReplicas": 2,
             "updatedReplicas": 2,
-            "conditions": [{"type": "Available", "status": "True", "reason": "AllGroupsReady", "message": "ok"}],
+            "conditions": [
+                {"type": "Available", "status": "True", "reason": "AllGroupsReady", "message": "ok"}
+            ],
         },
     }
 
@@ -343,8 +365,11 @@ def dynamo() -> dict[str, Any]:
         "metadata": {"name": "disagg", "namespace": "dynamo"},
         "spec": {
             "services": {
-                "Frontend": {"replicas": 1, "resources": {"requests": {"cpu": "1", "memory": "2Gi"}},
-                             "extraPodSpec": {"mainContainer": {"image": "dynamo:1"}}},
+                "Frontend": {
+                    "replicas": 1,
+                    "resources": {"requests": {"cpu": "1", "memory": "2Gi"}},
+                    "extraPodSpec": {"mainContainer": {"image": "dynamo:1"}},
+                },
                 "VllmDecodeWorker": {
                     "replicas": 2,
                     "multinode": {"nodeCount": 2},
@@ -352,8 +377,10 @@ def dynamo() -> dict[str, Any]:
                     "extraPodSpec": {
                         "mainContainer": {
                             "image": "dynamo:1",
-                            "resources": {"requests": {"cpu": "10", "memory": "40Gi"},
-                                          "limits": {"nvidia.com/gpu": "8"}},
+                            "resources": {
+                                "requests": {"cpu": "10", "memory": "40Gi"},
+                                "limits": {"nvidia.com/gpu": "8"},
+                            },
                         }
                     },
                 },
@@ -427,7 +454,10 @@ def isvc() -> dict[str, Any]:
                 "model": {
                     "modelFormat": {"name": "huggingface"},
                     "storageUri": "hf://meta-llama/Llama-3.1-8B-Instruct",
-                    "resources": {"requests": {"cpu": "6", "memory": "24Gi"}, "limits": {"nvidia.com/gpu": "1"}},
+                    "resources": {
+                        "requests": {"cpu": "6", "memory": "24Gi"},
+                        "limits": {"nvidia.com/gpu": "1"},
+                    },
                 },
             }
         },

@@ -28,7 +28,10 @@ from workload_map.errors import WorkloadMapError
 from workload_map.resolve import Workload
 
 CASES = [
-    (compile_definition(karta(JOBSET_KARTA)), jobset({"replicatedJobsStatus": [{"name": "leader", "active": 1}]})),
+    (
+        compile_definition(karta(JOBSET_KARTA)),
+        jobset({"replicatedJobsStatus": [{"name": "leader", "active": 1}]}),
+    ),
     (compile_definition(karta(PYTORCH_KARTA)), pytorchjob([{"type": "Running", "status": "True"}])),
     (compile_definition(karta(RAYCLUSTER_KARTA)), raycluster()),
     (compile_definition(karta(LWS_KARTA)), lws()),
@@ -36,17 +39,40 @@ CASES = [
     (compile_definition(karta(KSERVE_KARTA)), isvc()),
 ]
 
-scalars = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False) | st.text(
-    max_size=8
-) | st.sampled_from(["1", "2Gi", "100m", "1e3", "", "leader", "True", "False", "nvidia.com/gpu"])
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8)
+    | st.sampled_from(["1", "2Gi", "100m", "1e3", "", "leader", "True", "False", "nvidia.com/gpu"])
+)
 json_values = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(
-        st.sampled_from(["spec", "status", "name", "replicas", "template", "containers", "resources",
-                         "requests", "limits", "conditions", "type", "cpu", "x"]) | st.text(max_size=5),
-        inner,
-        max_size=4,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "spec",
+                    "status",
+                    "name",
+                    "replicas",
+                    "template",
+                    "containers",
+                    "resources",
+                    "requests",
+                    "limits",
+                    "conditions",
+                    "type",
+                    "cpu",
+                    "x",
+                ]
+            )
+            | st.text(max_size=5),
+            inner,
+            max_size=4,
+        )
     ),
     max_leaves=20,
 )

@@ -47,7 +47,9 @@ def test_parse_table(text: str, nanos: int | None) -> None:
         assert parse_quantity(text) == nanos
 
 
-@pytest.mark.parametrize("text", ["", "abc", "1Ki5", "1.2.3", "Gi", "1 Gi", "1e", "1ki", "1KiB", "--1", "1e3.5", "."])
+@pytest.mark.parametrize(
+    "text", ["", "abc", "1Ki5", "1.2.3", "Gi", "1 Gi", "1e", "1ki", "1KiB", "--1", "1e3.5", "."]
+)
 def test_invalid(text: str) -> None:
     with pytest.raises(QuantityError) as info:
         parse_quantity(text)

@@ -18,8 +18,13 @@ from workload_map.resolve.resources import (
 GI = 2**30
 
 
-def c(name: str = "c", requests: dict[str, Any] | None = None, limits: dict[str, Any] | None = None,
-      restart: str | None = None, claims: list[str] | None = None) -> dict[str, Any]:
+def c(
+    name: str = "c",
+    requests: dict[str, Any] | None = None,
+    limits: dict[str, Any] | None = None,
+    restart: str | None = None,
+    claims: list[str] | None = None,
+) -> dict[str, Any]:
     res: dict[str, Any] = {}
     if requests is not None:
         res["requests"] = requests
@@ -34,7 +39,9 @@ def c(name: str = "c", requests: dict[str, Any] | None = None, limits: dict[str,
 
 
 def test_containers_are_summed() -> None:
-    t = pod_spec_totals({"containers": [c(requests={"cpu": "1", "memory": "1Gi"}), c(requests={"cpu": "500m"})]})
+    t = pod_spec_totals(
+        {"containers": [c(requests={"cpu": "1", "memory": "1Gi"}), c(requests={"cpu": "500m"})]}
+    )
     assert (t.cpu_millis, t.memory_bytes, t.gpus) == (1500, GI, 0)
 
 
@@ -73,7 +80,10 @@ def test_sidecars_accumulate_and_add_to_regular_containers() -> None:
 
 def test_sidecar_started_after_init_does_not_count_for_it() -> None:
     spec = {
-        "initContainers": [c("init", requests={"cpu": "2"}), c("sc", requests={"cpu": "5"}, restart="Always")],
+        "initContainers": [
+            c("init", requests={"cpu": "2"}),
+            c("sc", requests={"cpu": "5"}, restart="Always"),
+        ],
         "containers": [c(requests={"cpu": "1"})],
     }
     assert pod_spec_totals(spec).cpu_millis == 6000  # 1 + 5 ; init 2 alone
@@ -142,7 +152,9 @@ def test_rounding_happens_per_pod() -> None:
 
 
 def test_fragmented_sum_then_cr_level_fallback() -> None:
-    t = fragmented_totals([c(requests={"cpu": "1"})], c(requests={"cpu": "2"}, limits={"nvidia.com/gpu": 1}), None, None)
+    t = fragmented_totals(
+        [c(requests={"cpu": "1"})], c(requests={"cpu": "2"}, limits={"nvidia.com/gpu": 1}), None, None
+    )
     assert (t.cpu_millis, t.gpus) == (3000, 1)
     t = fragmented_totals(None, None, {"requests": {"cpu": "6"}, "limits": {"nvidia.com/gpu": "2"}}, None)
     assert (t.cpu_millis, t.gpus) == (6000, 2)
@@ -195,8 +207,12 @@ def test_jobset_pods_are_replicas_times_parallelism() -> None:
 def test_desired_replicas_fall_back_to_min_then_one() -> None:
     k = structure(
         {"name": "root", "kind": {"group": "x", "version": "v1", "kind": "X"}},
-        {"name": "a", "ownerRef": "root", "specDefinition": {"podSpecPath": ".spec.a"},
-         "scaleDefinition": {"minReplicasPath": ".spec.amin", "maxReplicasPath": ".spec.amax"}},
+        {
+            "name": "a",
+            "ownerRef": "root",
+            "specDefinition": {"podSpecPath": ".spec.a"},
+            "scaleDefinition": {"minReplicasPath": ".spec.amin", "maxReplicasPath": ".spec.amax"},
+        },
         {"name": "b", "ownerRef": "root", "specDefinition": {"podSpecPath": ".spec.b"}},
     )
     spec = {"containers": [c(limits={"nvidia.com/gpu": 1})]}
@@ -208,7 +224,11 @@ def test_desired_replicas_fall_back_to_min_then_one() -> None:
 
 def test_grouping_components_do_not_count() -> None:
     k = structure(
-        {"name": "root", "kind": {"group": "x", "version": "v1", "kind": "X"}, "scaleDefinition": {"replicasPath": "5"}},
+        {
+            "name": "root",
+            "kind": {"group": "x", "version": "v1", "kind": "X"},
+            "scaleDefinition": {"replicasPath": "5"},
+        },
         {"name": "a", "ownerRef": "root", "specDefinition": {"podSpecPath": ".spec.a"}},
     )
     w = resolve(k, {"spec": {"a": {"containers": [c(requests={"cpu": "1"})]}}})
@@ -222,5 +242,7 @@ def test_bad_quantity_names_component_and_instance() -> None:
     obj["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["spec"]["containers"][0]["resources"][
         "requests"
     ]["cpu"] = "four"
-    with pytest.raises(ResolveError, match=r"component \"replicatedjob\", instance 'workers' resources: .*four"):
+    with pytest.raises(
+        ResolveError, match=r"component \"replicatedjob\", instance 'workers' resources: .*four"
+    ):
         resolve(karta(JOBSET_KARTA), obj)

@@ -23,14 +23,17 @@ from workload_map.resolve import ResolveFieldError, WorkloadStatus
 RS = ResourceStatus
 
 
-def status_karta(mappings: dict[str, Any], phase: str | None = ".status.phase",
-                 conditions: dict[str, Any] | None = None) -> Any:
+def status_karta(
+    mappings: dict[str, Any], phase: str | None = ".status.phase", conditions: dict[str, Any] | None = None
+) -> Any:
     sd: dict[str, Any] = {"statusMappings": mappings}
     if phase is not None:
         sd["phaseDefinition"] = {"path": phase}
     if conditions is not None:
         sd["conditionsDefinition"] = conditions
-    return structure({"name": "root", "kind": {"group": "x", "version": "v1", "kind": "X"}, "statusDefinition": sd})
+    return structure(
+        {"name": "root", "kind": {"group": "x", "version": "v1", "kind": "X"}, "statusDefinition": sd}
+    )
 
 
 COND = {"path": ".status.conditions"}  # CRD defaults apply: type/status/message/reason
@@ -63,20 +66,32 @@ def test_conditions_read_with_field_names_and_full_list_kept() -> None:
     k = status_karta(
         {"failed": [{"byConditions": [{"type": "Ready", "status": "False", "reason": "Crash"}]}]},
         phase=None,
-        conditions={"path": ".status.c", "typeFieldName": "kind", "statusFieldName": "state",
-                    "reasonFieldName": "why", "messageFieldName": "msg"},
+        conditions={
+            "path": ".status.c",
+            "typeFieldName": "kind",
+            "statusFieldName": "state",
+            "reasonFieldName": "why",
+            "messageFieldName": "msg",
+        },
     )
-    obj = {"status": {"c": [
-        {"kind": "Ready", "state": "True", "why": "Ok", "msg": "m1"},
-        {"kind": "Other", "state": 1},
-        {"kind": "Ready", "state": "False", "why": "Crash", "msg": "m2"},
-        {"state": "True"},
-        "junk",
-        {"kind": 5, "state": "True"},
-    ]}}
+    obj = {
+        "status": {
+            "c": [
+                {"kind": "Ready", "state": "True", "why": "Ok", "msg": "m1"},
+                {"kind": "Other", "state": 1},
+                {"kind": "Ready", "state": "False", "why": "Crash", "msg": "m2"},
+                {"state": "True"},
+                "junk",
+                {"kind": 5, "state": "True"},
+            ]
+        }
+    }
     w = resolve(k, obj)
     assert [(c.type, c.status, c.reason, c.message) for c in w.status.conditions] == [
-        ("Ready", "True", "Ok", "m1"), ("Other", "", None, None), ("Ready", "False", "Crash", "m2")]
+        ("Ready", "True", "Ok", "m1"),
+        ("Other", "", None, None),
+        ("Ready", "False", "Crash", "m2"),
+    ]
     assert w.status.condition("Ready") is not None
     assert w.status.condition("Ready").reason == "Crash"  # type: ignore[union-attr]
     assert w.phases == (RS.FAILED,)
@@ -94,27 +109,38 @@ def test_reason_matchers_never_fire_without_reason_field() -> None:
 
 
 def test_by_conditions_all_must_hold_empty_status_means_dont_care() -> None:
-    k = status_karta({"running": [{"byConditions": [{"type": "A", "status": "True"}, {"type": "B"}]}]},
-                     phase=None, conditions=COND)
-    assert resolve(k, {"status": {"conditions": [{"type": "A", "status": "True"}, {"type": "B", "status": "x"}]}}
-                   ).phases == (RS.RUNNING,)
+    k = status_karta(
+        {"running": [{"byConditions": [{"type": "A", "status": "True"}, {"type": "B"}]}]},
+        phase=None,
+        conditions=COND,
+    )
+    assert resolve(
+        k, {"status": {"conditions": [{"type": "A", "status": "True"}, {"type": "B", "status": "x"}]}}
+    ).phases == (RS.RUNNING,)
     assert resolve(k, {"status": {"conditions": [{"type": "A", "status": "True"}]}}).phases == (RS.UNDEFINED,)
-    assert resolve(k, {"status": {"conditions": [{"type": "A", "status": "False"}, {"type": "B"}]}}
-                   ).phases == (RS.UNDEFINED,)
+    assert resolve(
+        k, {"status": {"conditions": [{"type": "A", "status": "False"}, {"type": "B"}]}}
+    ).phases == (RS.UNDEFINED,)
 
 
 def test_conditions_last_duplicate_wins_for_matching() -> None:
-    k = status_karta({"running": [{"byConditions": [{"type": "Ready", "status": "True"}]}]}, phase=None,
-                     conditions=COND)
+    k = status_karta(
+        {"running": [{"byConditions": [{"type": "Ready", "status": "True"}]}]}, phase=None, conditions=COND
+    )
     conds = [{"type": "Ready", "status": "False"}, {"type": "Ready", "status": "True"}]
     assert resolve(k, {"status": {"conditions": conds}}).phases == (RS.RUNNING,)
     assert resolve(k, {"status": {"conditions": conds[::-1]}}).phases == (RS.UNDEFINED,)
 
 
 def test_conditions_path_flattening() -> None:
-    k = status_karta({"running": [{"byConditions": [{"type": "X"}]}]}, phase=None,
-                     conditions={"path": ".status.a, .status.b, .status.c"})
-    w = resolve(k, {"status": {"a": [{"type": "W", "status": "True"}], "b": {"type": "X", "status": "True"}, "c": 7}})
+    k = status_karta(
+        {"running": [{"byConditions": [{"type": "X"}]}]},
+        phase=None,
+        conditions={"path": ".status.a, .status.b, .status.c"},
+    )
+    w = resolve(
+        k, {"status": {"a": [{"type": "W", "status": "True"}], "b": {"type": "X", "status": "True"}, "c": 7}}
+    )
     assert [c.type for c in w.status.conditions] == ["W", "X"]
     assert w.phases == (RS.RUNNING,)
 
@@ -135,14 +161,16 @@ def test_conditions_path_flattening() -> None:
     ],
 )
 def test_by_expression(expression: str, expected: str, obj: dict[str, Any], match: bool) -> None:
-    k = status_karta({"running": [{"byExpression": {"expression": expression, "expectedResult": expected}}]},
-                     phase=None)
+    k = status_karta(
+        {"running": [{"byExpression": {"expression": expression, "expectedResult": expected}}]}, phase=None
+    )
     assert resolve(k, obj).phases == ((RS.RUNNING,) if match else (RS.UNDEFINED,))
 
 
 def test_by_expression_errors_are_resolve_errors() -> None:
-    k = status_karta({"running": [{"byExpression": {"expression": ".status.x[]", "expectedResult": "1"}}]},
-                     phase=None)
+    k = status_karta(
+        {"running": [{"byExpression": {"expression": ".status.x[]", "expectedResult": "1"}}]}, phase=None
+    )
     with pytest.raises(ResolveFieldError) as info:
         resolve(k, {"status": {"x": 5}})
     assert "failed to match status: failed to evaluate matcher: " in str(info.value)
@@ -151,11 +179,21 @@ def test_by_expression_errors_are_resolve_errors() -> None:
 
 def test_matcher_parts_are_anded() -> None:
     k = status_karta(
-        {"running": [{"byPhase": "Up", "byConditions": [{"type": "Ready", "status": "True"}],
-                      "byExpression": {"expression": ".spec.ok", "expectedResult": "true"}}]},
+        {
+            "running": [
+                {
+                    "byPhase": "Up",
+                    "byConditions": [{"type": "Ready", "status": "True"}],
+                    "byExpression": {"expression": ".spec.ok", "expectedResult": "true"},
+                }
+            ]
+        },
         conditions=COND,
     )
-    good = {"spec": {"ok": True}, "status": {"phase": "Up", "conditions": [{"type": "Ready", "status": "True"}]}}
+    good: dict[str, Any] = {
+        "spec": {"ok": True},
+        "status": {"phase": "Up", "conditions": [{"type": "Ready", "status": "True"}]},
+    }
     assert resolve(k, good).phases == (RS.RUNNING,)
     for path, value in (("phase", "Down"), ("conditions", [])):
         bad = {**good, "status": {**good["status"], path: value}}
@@ -214,10 +252,16 @@ def js_status(*rjs: tuple[int, int, int], conditions: list[dict[str, Any]] | Non
         (js_status((1, 0, 0), (2, 0, 0)), (RS.RUNNING, RS.INITIALIZING)),
         (js_status((1, 1, 0), (2, 2, 0)), (RS.RUNNING,)),
         (js_status((1, 1, 0), (2, 1, 1)), (RS.UNDEFINED,)),
-        (js_status((0, 0, 0), conditions=[{"type": "Completed", "status": "True", "reason": "AllJobsCompleted"}]),
-         (RS.COMPLETED,)),
-        (js_status((0, 0, 1), conditions=[{"type": "Failed", "status": "True", "reason": "FailedJobs"}]),
-         (RS.FAILED,)),
+        (
+            js_status(
+                (0, 0, 0), conditions=[{"type": "Completed", "status": "True", "reason": "AllJobsCompleted"}]
+            ),
+            (RS.COMPLETED,),
+        ),
+        (
+            js_status((0, 0, 1), conditions=[{"type": "Failed", "status": "True", "reason": "FailedJobs"}]),
+            (RS.FAILED,),
+        ),
         (js_status(conditions=[{"type": "Suspended", "status": "True"}]), (RS.SUSPENDED,)),
     ],
 )
@@ -230,8 +274,14 @@ def test_jobset_status(status: dict[str, Any] | None, phases: tuple[ResourceStat
     [
         ([{"type": "Created", "status": "True"}], RS.INITIALIZING),
         ([{"type": "Created", "status": "True"}, {"type": "Running", "status": "True"}], RS.INITIALIZING),
-        ([{"type": "Created", "status": "True"}, {"type": "Running", "status": "False"},
-          {"type": "Succeeded", "status": "True"}], RS.INITIALIZING),
+        (
+            [
+                {"type": "Created", "status": "True"},
+                {"type": "Running", "status": "False"},
+                {"type": "Succeeded", "status": "True"},
+            ],
+            RS.INITIALIZING,
+        ),
         ([{"type": "Failed", "status": "True"}], RS.FAILED),
     ],
 )

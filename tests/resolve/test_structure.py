@@ -35,8 +35,13 @@ def child(name: str, owner: str = "root", **fields: Any) -> dict[str, Any]:
     return {"name": name, "ownerRef": owner, **fields}
 
 
-def multi(name: str, owner: str = "root", ids: str = ".spec.items[].name", spec: str = ".spec.items[].pod",
-          **extra: Any) -> dict[str, Any]:
+def multi(
+    name: str,
+    owner: str = "root",
+    ids: str = ".spec.items[].name",
+    spec: str = ".spec.items[].pod",
+    **extra: Any,
+) -> dict[str, Any]:
     return child(name, owner, instanceIdPath=ids, specDefinition={"podSpecPath": spec}, **extra)
 
 
@@ -95,8 +100,11 @@ def test_count_mismatch_names_definition_component_and_field() -> None:
 
 
 def test_single_instance_null_and_empty_stream_mean_unset() -> None:
-    k = structure(ROOT, child("a", specDefinition={"podTemplateSpecPath": ".spec.missing"}),
-                  child("b", specDefinition={"podTemplateSpecPath": ".spec.list[]?"}))
+    k = structure(
+        ROOT,
+        child("a", specDefinition={"podTemplateSpecPath": ".spec.missing"}),
+        child("b", specDefinition={"podTemplateSpecPath": ".spec.list[]?"}),
+    )
     w = resolve(k, {"spec": {"list": []}})
     assert w.components["a"].instances[0].spec.pod_template is None
     assert w.components["b"].instances[0].spec.pod_template is None
@@ -104,7 +112,9 @@ def test_single_instance_null_and_empty_stream_mean_unset() -> None:
 
 def test_single_instance_with_two_results_is_an_error() -> None:
     k = structure(ROOT, child("a", specDefinition={"podTemplateSpecPath": ".spec.list[]"}))
-    with pytest.raises(ResolveFieldError, match=r"instance ids count \(1\) does not match results count \(2\)"):
+    with pytest.raises(
+        ResolveFieldError, match=r"instance ids count \(1\) does not match results count \(2\)"
+    ):
         resolve(k, {"spec": {"list": [{}, {}]}})
 
 
@@ -121,8 +131,19 @@ def test_non_object_spec_result_is_an_error() -> None:
 
 
 def test_pod_spec_and_metadata() -> None:
-    w = resolve(karta(KSERVE_KARTA), {**isvc(), "spec": {**isvc()["spec"], "transformer": {
-        "labels": {"a": "b"}, "containers": [{"name": "t", "resources": {"requests": {"cpu": "1"}}}]}}})
+    w = resolve(
+        karta(KSERVE_KARTA),
+        {
+            **isvc(),
+            "spec": {
+                **isvc()["spec"],
+                "transformer": {
+                    "labels": {"a": "b"},
+                    "containers": [{"name": "t", "resources": {"requests": {"cpu": "1"}}}],
+                },
+            },
+        },
+    )
     t = w.components["transformer"].instances[0]
     assert t.spec.pod_spec is not None and t.spec.metadata is not None
     assert t.spec.metadata["labels"] == {"a": "b"}
@@ -152,11 +173,22 @@ def test_kserve_fragmented_predictor() -> None:
 
 
 def test_fragmented_positionwise_count_is_max() -> None:
-    k = structure(ROOT, child("f", instanceIdPath=".spec.s[].n", specDefinition={"fragmentedPodSpecDefinition": {
-        "imagePath": ".spec.s[].image",
-        "labelsPath": ".spec.s[] | select(.labels) | .labels",
-    }}))
-    w = resolve(k, {"spec": {"s": [{"n": "a", "image": "i1", "labels": {"x": "1"}}, {"n": "b", "image": "i2"}]}})
+    k = structure(
+        ROOT,
+        child(
+            "f",
+            instanceIdPath=".spec.s[].n",
+            specDefinition={
+                "fragmentedPodSpecDefinition": {
+                    "imagePath": ".spec.s[].image",
+                    "labelsPath": ".spec.s[] | select(.labels) | .labels",
+                }
+            },
+        ),
+    )
+    w = resolve(
+        k, {"spec": {"s": [{"n": "a", "image": "i1", "labels": {"x": "1"}}, {"n": "b", "image": "i2"}]}}
+    )
     frags = [i.spec.fragmented for i in w.components["f"].instances]
     assert [f.image for f in frags if f] == ["i1", "i2"]
     # position-wise, as upstream: the single labels result lands on position 0
@@ -164,10 +196,19 @@ def test_fragmented_positionwise_count_is_max() -> None:
 
 
 def test_fragmented_count_mismatch_and_type_errors() -> None:
-    k = structure(ROOT, child("f", instanceIdPath=".spec.s[].n", specDefinition={"fragmentedPodSpecDefinition": {
-        "imagePath": ".spec.s[].image, .spec.extra"}}))
-    with pytest.raises(ResolveFieldError, match=r"fragmentedPodSpecDefinition: instance ids count \(1\) "
-                       r"does not match results count \(2\)"):
+    k = structure(
+        ROOT,
+        child(
+            "f",
+            instanceIdPath=".spec.s[].n",
+            specDefinition={"fragmentedPodSpecDefinition": {"imagePath": ".spec.s[].image, .spec.extra"}},
+        ),
+    )
+    with pytest.raises(
+        ResolveFieldError,
+        match=r"fragmentedPodSpecDefinition: instance ids count \(1\) "
+        r"does not match results count \(2\)",
+    ):
         resolve(k, {"spec": {"s": [{"n": "a", "image": "i"}], "extra": "x"}})
     k = structure(ROOT, child("f", specDefinition={"fragmentedPodSpecDefinition": {"labelsPath": ".spec.l"}}))
     with pytest.raises(ResolveFieldError, match="labelsPath: result at index 0 is array, expected an object"):
@@ -175,7 +216,9 @@ def test_fragmented_count_mismatch_and_type_errors() -> None:
 
 
 def test_fragmented_single_instance_all_empty() -> None:
-    k = structure(ROOT, child("f", specDefinition={"fragmentedPodSpecDefinition": {"imagePath": ".spec.x[]?"}}))
+    k = structure(
+        ROOT, child("f", specDefinition={"fragmentedPodSpecDefinition": {"imagePath": ".spec.x[]?"}})
+    )
     frag = resolve(k, {}).components["f"].instances[0].spec.fragmented
     assert frag is not None and frag.to_dict() == {}
 
@@ -184,8 +227,16 @@ def test_fragmented_single_instance_all_empty() -> None:
 
 
 def scale_karta(replicas: str, **more: str) -> CompiledDefinition:
-    return compile_definition(structure(ROOT, child("c", specDefinition={"podSpecPath": ".spec.pod"},
-                                                    scaleDefinition={"replicasPath": replicas, **more})))
+    return compile_definition(
+        structure(
+            ROOT,
+            child(
+                "c",
+                specDefinition={"podSpecPath": ".spec.pod"},
+                scaleDefinition={"replicasPath": replicas, **more},
+            ),
+        )
+    )
 
 
 @pytest.mark.parametrize(
@@ -234,13 +285,18 @@ def test_scale_multi_instance_positionwise_and_mismatch() -> None:
     worker = w.components["worker"]
     assert worker.instance_ids == ("gpu-a", "cpu-b")
     assert [(i.scale.replicas, i.scale.min_replicas, i.scale.max_replicas) for i in worker.instances] == [
-        (3, 2, 5), (2, 1, 4)]
+        (3, 2, 5),
+        (2, 1, 4),
+    ]
     obj = raycluster()
     del obj["spec"]["workerGroupSpecs"][1]["replicas"]
     # null is "unset" for that index, not a mismatch
     assert resolve(karta(RAYCLUSTER_KARTA), obj).components["worker"].instances[1].scale.replicas is None
     k = structure(ROOT, multi("c", scaleDefinition={"replicasPath": ".spec.items[0].r"}))
-    with pytest.raises(ResolveFieldError, match=r"scaleDefinition: instance ids count \(2\) does not match results count \(1\)"):
+    with pytest.raises(
+        ResolveFieldError,
+        match=r"scaleDefinition: instance ids count \(2\) does not match results count \(1\)",
+    ):
         resolve(k, items("a", "b"))
 
 
@@ -292,11 +348,19 @@ GROVE_LIKE = [
 def test_child_ids_matching_parent_ids_attach_by_id() -> None:
     k = structure(
         ROOT,
-        child("svc", instanceIdPath=".spec.s | keys_unsorted[]", scaleDefinition={"replicasPath": ".spec.s[] | .r"}),
+        child(
+            "svc",
+            instanceIdPath=".spec.s | keys_unsorted[]",
+            scaleDefinition={"replicasPath": ".spec.s[] | .r"},
+        ),
         child("part", "svc", instanceIdPath=".spec.p[].svc", specDefinition={"podSpecPath": ".spec.p[].pod"}),
     )
-    obj = {"spec": {"s": {"b": {"r": 1}, "a": {"r": 2}},
-                    "p": [{"svc": "a", "pod": {}}, {"svc": "b", "pod": {}}, {"svc": "a", "pod": {}}]}}
+    obj = {
+        "spec": {
+            "s": {"b": {"r": 1}, "a": {"r": 2}},
+            "p": [{"svc": "a", "pod": {}}, {"svc": "b", "pod": {}}, {"svc": "a", "pod": {}}],
+        }
+    }
     with pytest.raises(ResolveFieldError, match="duplicate"):
         resolve(k, obj)
     obj["spec"]["p"] = [{"svc": "a", "pod": {}}, {"svc": "b", "pod": {}}]
@@ -304,19 +368,35 @@ def test_child_ids_matching_parent_ids_attach_by_id() -> None:
     (root_inst,) = w.tree.instances
     (svc,) = root_inst.children
     assert [(i.instance.id, [n.instance.id for n in i.children[0].instances]) for i in svc.instances] == [
-        ("b", ["b"]), ("a", ["a"])]
+        ("b", ["b"]),
+        ("a", ["a"]),
+    ]
 
 
 def test_child_one_per_parent_instance_attaches_positionally() -> None:
     k = structure(
         ROOT,
         child("grp", instanceIdPath=".spec.g[].name"),
-        child("leader", "grp", instanceIdPath=".spec.g[].leader", specDefinition={"podSpecPath": ".spec.g[].pod"}),
+        child(
+            "leader",
+            "grp",
+            instanceIdPath=".spec.g[].leader",
+            specDefinition={"podSpecPath": ".spec.g[].pod"},
+        ),
     )
-    w = resolve(k, {"spec": {"g": [{"name": "g0", "leader": "l0", "pod": {}}, {"name": "g1", "leader": "l1", "pod": {}}]}})
+    w = resolve(
+        k,
+        {
+            "spec": {
+                "g": [{"name": "g0", "leader": "l0", "pod": {}}, {"name": "g1", "leader": "l1", "pod": {}}]
+            }
+        },
+    )
     grp = w.tree.instances[0].children[0]
-    assert [(i.instance.id, i.children[0].instances[0].instance.id, i.children[0].instances[0].shared)
-            for i in grp.instances] == [("g0", "l0", False), ("g1", "l1", False)]
+    assert [
+        (i.instance.id, i.children[0].instances[0].instance.id, i.children[0].instances[0].shared)
+        for i in grp.instances
+    ] == [("g0", "l0", False), ("g1", "l1", False)]
 
 
 def test_single_child_instance_is_shared_under_every_parent_instance() -> None:
@@ -327,7 +407,9 @@ def test_single_child_instance_is_shared_under_every_parent_instance() -> None:
     )
     w = resolve(k, {"spec": {"g": [{"name": "a"}, {"name": "b"}, {"name": "c"}], "common": {}}})
     grp = w.tree.instances[0].children[0]
-    shared = [(i.instance.id, [(n.instance.id, n.shared) for n in i.children[0].instances]) for i in grp.instances]
+    shared = [
+        (i.instance.id, [(n.instance.id, n.shared) for n in i.children[0].instances]) for i in grp.instances
+    ]
     assert shared == [("a", [("", True)]), ("b", [("", True)]), ("c", [("", True)])]
     # counted once in the flat index and the totals
     assert w.components["common"].desired_pods == 1
@@ -429,8 +511,10 @@ def test_compile_once_resolve_many() -> None:
         ([ROOT, child("a", owner="b"), child("b", owner="a")], "cycle"),
         ([{**ROOT, "ownerRef": "x"}], "root component must not have an ownerRef"),
         ([ROOT, {"name": "a"}], "child component must have an ownerRef"),
-        ([ROOT, child("a", suspendDefinition={"suspendActions": [{"path": ".spec.s", "value": "tru"}]})],
-         "is not valid JSON"),
+        (
+            [ROOT, child("a", suspendDefinition={"suspendActions": [{"path": ".spec.s", "value": "tru"}]})],
+            "is not valid JSON",
+        ),
     ],
 )
 def test_definition_errors(components: list[dict[str, Any]], message: str) -> None:

@@ -246,7 +246,8 @@ class _Compiler:
                 expected = None
                 if m.by_expression is not None:
                     by_expr = self.required(
-                        n, f"statusDefinition.statusMappings.{key}[{i}].byExpression.expression",
+                        n,
+                        f"statusDefinition.statusMappings.{key}[{i}].byExpression.expression",
                         m.by_expression.expression,
                     )
                     expected = m.by_expression.expected_result
@@ -270,7 +271,9 @@ class _Compiler:
             mappings=tuple(mappings),
         )
 
-    def actions(self, comp: ComponentDefinition) -> tuple[tuple[CompiledAction, ...], tuple[CompiledAction, ...]]:
+    def actions(
+        self, comp: ComponentDefinition
+    ) -> tuple[tuple[CompiledAction, ...], tuple[CompiledAction, ...]]:
         sd = comp.suspend_definition
         if sd is None:
             return (), ()
@@ -323,7 +326,9 @@ class _Compiler:
             items: list[tuple[str, CompiledExpression]] = []
             for fname in FRAGMENTED_FIELDS:
                 compiled = self.expr(
-                    n, f"specDefinition.fragmentedPodSpecDefinition.{_FRAGMENT_WIRE[fname]}", getattr(frag, fname)
+                    n,
+                    f"specDefinition.fragmentedPodSpecDefinition.{_FRAGMENT_WIRE[fname]}",
+                    getattr(frag, fname),
                 )
                 if compiled is not None:
                     items.append((fname, compiled))
@@ -331,8 +336,12 @@ class _Compiler:
         scale = comp.scale_definition
         suspend, resume = self.actions(comp)
         replicas = self.expr(n, "scaleDefinition.replicasPath", scale.replicas_path if scale else None)
-        min_replicas = self.expr(n, "scaleDefinition.minReplicasPath", scale.min_replicas_path if scale else None)
-        max_replicas = self.expr(n, "scaleDefinition.maxReplicasPath", scale.max_replicas_path if scale else None)
+        min_replicas = self.expr(
+            n, "scaleDefinition.minReplicasPath", scale.min_replicas_path if scale else None
+        )
+        max_replicas = self.expr(
+            n, "scaleDefinition.maxReplicasPath", scale.max_replicas_path if scale else None
+        )
         return CompiledComponent(
             definition=comp,
             name=n,
@@ -409,7 +418,9 @@ class _Compiler:
                         self.required("", f"{loc}.filters[{i}]", p) for i, p in enumerate(member.filters)
                     )
                 members.append(
-                    CompiledGangMember(component_name=member.component_name, group_by=group_by, filters=filters)
+                    CompiledGangMember(
+                        component_name=member.component_name, group_by=group_by, filters=filters
+                    )
                 )
             gang[group.name] = tuple(members)
         return CompiledDefinition(

@@ -80,7 +80,10 @@ def instance_ids(comp: CompiledComponent, definition: str, data: Any) -> tuple[s
             )
     if "" in ids:
         raise ResolveFieldError(
-            definition, comp.name, "instanceIdPath", f"instance id path contained empty string values {_fmt(ids)}"
+            definition,
+            comp.name,
+            "instanceIdPath",
+            f"instance id path contained empty string values {_fmt(ids)}",
         )
     if len(set(ids)) != len(ids):
         seen: set[str] = set()
@@ -132,7 +135,11 @@ def specs(comp: CompiledComponent, definition: str, data: Any, ids: tuple[str, .
     pod_specs: list[Any] = [None] * n
     metas: list[Any] = [None] * n
     frags: list[FragmentedPodSpec | None] = [None] * n
-    for ce, target in ((comp.pod_template_spec, templates), (comp.pod_spec, pod_specs), (comp.metadata, metas)):
+    for ce, target in (
+        (comp.pod_template_spec, templates),
+        (comp.pod_spec, pod_specs),
+        (comp.metadata, metas),
+    ):
         if ce is None:
             continue
         fname = _field(ce)
@@ -142,7 +149,9 @@ def specs(comp: CompiledComponent, definition: str, data: Any, ids: tuple[str, .
     if comp.fragmented is not None:
         frags = list(_fragments(comp, definition, data, ids))
     return [
-        ExtractedSpec(pod_template=templates[i], pod_spec=pod_specs[i], metadata=metas[i], fragmented=frags[i])
+        ExtractedSpec(
+            pod_template=templates[i], pod_spec=pod_specs[i], metadata=metas[i], fragmented=frags[i]
+        )
         for i in range(n)
     ]
 
@@ -203,7 +212,9 @@ def parse_replicas(value: Any, index: int) -> int | None:
             raise ValueError(f'replicas value "{value}" at index {index} is not a number')
         n = int(text)
     else:
-        raise ValueError(f"replicas value {jq_tostring(value)} at index {index} is {jq_type(value)}, not a number")
+        raise ValueError(
+            f"replicas value {jq_tostring(value)} at index {index} is {jq_type(value)}, not a number"
+        )
     if n < 0:
         raise ValueError(f"replicas value {jq_tostring(value)} at index {index} is negative")
     if n > _INT32_MAX:

@@ -78,9 +78,7 @@ def resolve(definition: Karta | CompiledDefinition, obj: WorkloadObject) -> Work
         ) from exc
 
 
-def resolve_many(
-    definition: Karta | CompiledDefinition, objects: list[WorkloadObject]
-) -> list[Workload]:
+def resolve_many(definition: Karta | CompiledDefinition, objects: list[WorkloadObject]) -> list[Workload]:
     """Resolve several objects with one compiled definition."""
     compiled = as_compiled(definition)
     return [resolve(compiled, o) for o in objects]
@@ -148,10 +146,10 @@ def _resolve(compiled: CompiledDefinition, data: dict[str, Any]) -> Workload:
     for comp in compiled.components.values():
         components[comp.name] = _component(compiled, comp, data)
     # Tree scoping is checked now (so a bad shape fails here); the nodes are built on first use.
-    for comp in components.values():
-        if len(comp.instances) != 1:
-            for child_name in comp.children:
-                scope_children(compiled.name, comp, components[child_name])
+    for resolved in components.values():
+        if len(resolved.instances) != 1:
+            for child_name in resolved.children:
+                scope_children(compiled.name, resolved, components[child_name])
     root = components[compiled.root_name]
     meta = data.get("metadata")
     if not isinstance(meta, dict):

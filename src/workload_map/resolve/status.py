@@ -132,4 +132,6 @@ def evaluate_status(comp: CompiledComponent, definition: str, data: Any) -> Work
                 break
     if not matched and phase is None and not conditions:
         return UNDEFINED_STATUS
-    return WorkloadStatus(phases=tuple(matched) if matched else _UNDEFINED, phase=phase, conditions=conditions)
+    return WorkloadStatus(
+        phases=tuple(matched) if matched else _UNDEFINED, phase=phase, conditions=conditions
+    )

@@ -14,9 +14,7 @@ from workload_map.resolve._support import ResolveFieldError
 from workload_map.resolve.types import Component, ComponentNode, Instance, InstanceNode
 
 
-def scope_children(
-    definition: str, parent: Component, child: Component
-) -> list[list[tuple[Instance, bool]]]:
+def scope_children(definition: str, parent: Component, child: Component) -> list[list[tuple[Instance, bool]]]:
     """For each parent instance, the child instances attached under it and whether shared.
 
     Rules, first that applies:
@@ -50,7 +48,7 @@ def scope_children(
         child.name,
         "ownerRef",
         f"cannot scope {len(kids)} instances {list(child.instance_ids)} under the "
-        f"{n_parent} instances {list(parent.instance_ids)} of parent \"{parent.name}\": ids do not "
+        f'{n_parent} instances {list(parent.instance_ids)} of parent "{parent.name}": ids do not '
         "match the parent's and the counts differ",
     )
 

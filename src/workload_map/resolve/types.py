@@ -107,8 +107,11 @@ class ExtractedSpec:
 
     @property
     def is_empty(self) -> bool:
-        return self.pod_template is None and self.pod_spec is None and self.metadata is None and (
-            self.fragmented is None
+        return (
+            self.pod_template is None
+            and self.pod_spec is None
+            and self.metadata is None
+            and (self.fragmented is None)
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -257,7 +260,9 @@ class Component:
         kind = self.kind
         return {
             "name": self.name,
-            "kind": None if kind is None else {"group": kind.group, "version": kind.version, "kind": kind.kind},
+            "kind": None
+            if kind is None
+            else {"group": kind.group, "version": kind.version, "kind": kind.kind},
             "parent": self.parent,
             "children": list(self.children),
             "hasPodDefinition": self.has_pod_definition,
@@ -304,8 +309,8 @@ class Workload:
     """A workload object resolved through its definition.
 
     ``components`` indexes every component by name, root first then children in declaration
-    order. ``tree`` (built on first access) is the root node; each instance node holds the child components scoped to
-    it. ``resources`` sums the components that have a pod definition.
+    order. ``tree`` (built on first access) is the root node; each instance node holds the
+    child components scoped to it. ``resources`` sums the components that have a pod definition.
     """
 
     definition_name: str
