@@ -24,9 +24,8 @@ import orjson
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from fixtures import jsonl_lines  # noqa: E402
-
-from workload_map.expr import compile_expression  # noqa: E402
+from fixtures import jsonl_lines
+from workload_map.expr import compile_expression
 
 # Typical Karta paths and status/gang rules (dependency-evaluation.md section 1).
 EXPRESSIONS = [
@@ -38,22 +37,22 @@ EXPRESSIONS = [
     ".spec.replicatedJobs[].replicas // 1",
     ".spec.replicatedJobs[].template.spec.template",
     ".spec.replicatedJobs[].template.spec.parallelism // 1",
-    ".metadata.labels[\"kueue.x-k8s.io/queue-name\"] // \"\"",
-    ".spec.replicatedJobs[].template.spec.template.spec.schedulerName // \"default-scheduler\"",
+    '.metadata.labels["kueue.x-k8s.io/queue-name"] // ""',
+    '.spec.replicatedJobs[].template.spec.template.spec.schedulerName // "default-scheduler"',
     ".status.restarts // 0",
     # rules
-    "any(.status.conditions[]?; .type == \"Completed\" and .status == \"True\")",
-    "any(.status.conditions[]?; .type == \"Failed\" and .status == \"True\")",
+    'any(.status.conditions[]?; .type == "Completed" and .status == "True")',
+    'any(.status.conditions[]?; .type == "Failed" and .status == "True")',
     "(.status.replicatedJobsStatus // []) | any(.[]; (.active // 0) > 0 or (.ready // 0) > 0)"
     " and all(.[]; (.failed // 0) == 0)",
     "any((.status.replicatedJobsStatus // [])[]; .active > 0 and (.ready // 0) == 0)",
     "[.status.replicatedJobsStatus[]? | select(.ready > 0 and .active > 0)] | length > 0",
-    ".status.conditions[]? | select(.type == \"Suspended\") | .status",
-    ".metadata.labels | to_entries | map(select(.key | startswith(\"kueue\") | not)) | from_entries",
+    '.status.conditions[]? | select(.type == "Suspended") | .status',
+    '.metadata.labels | to_entries | map(select(.key | startswith("kueue") | not)) | from_entries',
     "[.spec.replicatedJobs[].template.spec.template.spec.containers[].image] | unique",
     "[.spec.replicatedJobs[] | .replicas * .template.spec.parallelism] | add",
     "[.spec.replicatedJobs[] | .replicas * (.template.spec.template.spec.containers[]"
-    " | .resources.limits[\"nvidia.com/gpu\"] // \"0\" | tonumber)] | add",
+    ' | .resources.limits["nvidia.com/gpu"] // "0" | tonumber)] | add',
 ]
 
 
@@ -91,16 +90,22 @@ def _canon(v: Any) -> bytes:
     return orjson.dumps(v, option=orjson.OPT_SORT_KEYS)
 
 
-def verify(gojq: str, prog_path: str, data_path: str, ours: list[list[list[Any]]], sample: int = VERIFY_SAMPLE) -> None:
+def verify(
+    gojq: str, prog_path: str, data_path: str, ours: list[list[list[Any]]], sample: int = VERIFY_SAMPLE
+) -> None:
     with open(data_path, "rb") as fh:
         lines = fh.read().splitlines()[:sample]
-    out = subprocess.run([gojq, "-c", "-f", prog_path], input=b"\n".join(lines), capture_output=True, check=True)
+    out = subprocess.run(
+        [gojq, "-c", "-f", prog_path], input=b"\n".join(lines), capture_output=True, check=True
+    )
     for i, row in enumerate(out.stdout.splitlines()):
         theirs = orjson.loads(row)
         for j in range(len(EXPRESSIONS)):
             if _canon(theirs[f"e{j}"]) != _canon(ours[i][j]):
-                raise SystemExit(f"mismatch on object {i}, expression e{j} {EXPRESSIONS[j]!r}:\n"
-                                 f"  gojq: {theirs[f'e{j}']!r}\n  ours: {ours[i][j]!r}")
+                raise SystemExit(
+                    f"mismatch on object {i}, expression e{j} {EXPRESSIONS[j]!r}:\n"
+                    f"  gojq: {theirs[f'e{j}']!r}\n  ours: {ours[i][j]!r}"
+                )
     print(f"verified: all {len(EXPRESSIONS)} answers equal gojq's on {sample} objects")
 
 

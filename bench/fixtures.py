@@ -15,7 +15,10 @@ import orjson
 
 def _container(rng: random.Random, name: str, gpus: int) -> dict[str, Any]:
     env = [
-        {"name": f"ENV_{name.upper()}_{i}", "value": f"v{rng.randrange(10**8):08d}-{'x' * rng.randrange(18, 40)}"}
+        {
+            "name": f"ENV_{name.upper()}_{i}",
+            "value": f"v{rng.randrange(10**8):08d}-{'x' * rng.randrange(18, 40)}",
+        }
         for i in range(22)
     ]
     return {
@@ -54,7 +57,9 @@ def jobset(index: int) -> dict[str, Any]:
                         "completions": 4,
                         "backoffLimit": 0,
                         "template": {
-                            "metadata": {"labels": {"app": name, "jobset.sigs.k8s.io/replicatedjob-name": rj}},
+                            "metadata": {
+                                "labels": {"app": name, "jobset.sigs.k8s.io/replicatedjob-name": rj}
+                            },
                             "spec": {
                                 "schedulerName": rng.choice(["default-scheduler", "kai-scheduler"]),
                                 "restartPolicy": "Never",
@@ -65,7 +70,12 @@ def jobset(index: int) -> dict[str, Any]:
                                 ],
                                 "tolerations": [
                                     {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
-                                    {"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"},
+                                    {
+                                        "key": "dedicated",
+                                        "operator": "Equal",
+                                        "value": "ml",
+                                        "effect": "NoSchedule",
+                                    },
                                 ],
                             },
                         },
@@ -91,7 +101,11 @@ def jobset(index: int) -> dict[str, Any]:
             "namespace": rng.choice(["team-a", "team-b", "research"]),
             "uid": f"{rng.getrandbits(128):032x}",
             "generation": rng.randrange(1, 5),
-            "labels": {"app": name, "team": rng.choice(["nlp", "vision"]), "kueue.x-k8s.io/queue-name": "gpu"},
+            "labels": {
+                "app": name,
+                "team": rng.choice(["nlp", "vision"]),
+                "kueue.x-k8s.io/queue-name": "gpu",
+            },
             "annotations": {
                 "kubectl.kubernetes.io/last-applied-configuration": "{" + "a" * 4096 + "}",
                 "owner": "ml-platform",
@@ -103,16 +117,28 @@ def jobset(index: int) -> dict[str, Any]:
                     "apiVersion": "jobset.x-k8s.io/v1alpha2",
                     "time": "2026-11-29T09:00:00Z",
                     "fieldsType": "FieldsV1",
-                    "fieldsV1": {"f:spec": {"f:replicatedJobs": {}, "f:suspend": {}}, "f:status": {"f:conditions": {}}},
+                    "fieldsV1": {
+                        "f:spec": {"f:replicatedJobs": {}, "f:suspend": {}},
+                        "f:status": {"f:conditions": {}},
+                    },
                 }
                 for m in ("kubectl", "jobset-controller")
             ],
         },
-        "spec": {"suspend": rng.choice([False, False, True]), "replicatedJobs": rjobs, "network": {"enableDNSHostnames": True}},
+        "spec": {
+            "suspend": rng.choice([False, False, True]),
+            "replicatedJobs": rjobs,
+            "network": {"enableDNSHostnames": True},
+        },
         "status": {
             "conditions": [
-                {"type": t, "status": rng.choice(["True", "False"]), "reason": f"{t}Reason", "message": f"jobset {t}",
-                 "lastTransitionTime": "2026-11-29T09:00:00Z"}
+                {
+                    "type": t,
+                    "status": rng.choice(["True", "False"]),
+                    "reason": f"{t}Reason",
+                    "message": f"jobset {t}",
+                    "lastTransitionTime": "2026-11-29T09:00:00Z",
+                }
                 for t in ("Completed", "Failed", "Suspended")
             ],
             "replicatedJobsStatus": statuses,

@@ -10,7 +10,11 @@ JOBSET: dict[str, Any] = {
     "metadata": {
         "name": "pretrain",
         "namespace": "team-a",
-        "labels": {"app": "pretrain", "kueue.x-k8s.io/queue-name": "gpu", "nvidia.com/dynamo-component": "Frontend"},
+        "labels": {
+            "app": "pretrain",
+            "kueue.x-k8s.io/queue-name": "gpu",
+            "nvidia.com/dynamo-component": "Frontend",
+        },
         "annotations": {"autoscaling.knative.dev/min-scale": "2", "note": "x"},
         "generation": 3,
     },
@@ -44,7 +48,11 @@ JOBSET: dict[str, Any] = {
                         "template": {
                             "spec": {
                                 "containers": [
-                                    {"name": "main", "image": "img:2", "resources": {"limits": {"nvidia.com/gpu": "8"}}},
+                                    {
+                                        "name": "main",
+                                        "image": "img:2",
+                                        "resources": {"limits": {"nvidia.com/gpu": "8"}},
+                                    },
                                     {"name": "sidecar", "image": "img:1"},
                                 ]
                             }
@@ -77,7 +85,10 @@ PYTORCHJOB: dict[str, Any] = {
         "runPolicy": {"suspend": True},
         "elasticPolicy": {"minReplicas": 1, "maxReplicas": 4},
         "pytorchReplicaSpecs": {
-            "Master": {"replicas": 1, "template": {"spec": {"containers": [{"name": "pytorch", "image": "pt"}]}}},
+            "Master": {
+                "replicas": 1,
+                "template": {"spec": {"containers": [{"name": "pytorch", "image": "pt"}]}},
+            },
             "Worker": {"template": {"spec": {"containers": [{"name": "pytorch", "image": "pt"}]}}},
         },
     },
@@ -92,7 +103,13 @@ RAYCLUSTER: dict[str, Any] = {
         "suspend": True,
         "headGroupSpec": {"template": {"spec": {"containers": [{"name": "head"}]}}},
         "workerGroupSpecs": [
-            {"groupName": "small", "replicas": 2, "minReplicas": 1, "maxReplicas": 5, "template": {"spec": {}}},
+            {
+                "groupName": "small",
+                "replicas": 2,
+                "minReplicas": 1,
+                "maxReplicas": 5,
+                "template": {"spec": {}},
+            },
             {"groupName": "gpu", "minReplicas": 0, "template": {"spec": {}}},
         ],
     },
@@ -107,8 +124,12 @@ LWS: dict[str, Any] = {
         "replicas": 3,
         "leaderWorkerTemplate": {"size": 4, "leaderTemplate": {"spec": {}}, "workerTemplate": {"spec": {}}},
     },
-    "status": {"replicas": 3, "readyReplicas": 3, "updatedReplicas": 3,
-               "conditions": [{"type": "Available", "status": "True"}]},
+    "status": {
+        "replicas": 3,
+        "readyReplicas": 3,
+        "updatedReplicas": 3,
+        "conditions": [{"type": "Available", "status": "True"}],
+    },
 }
 
 MISC: dict[str, Any] = {
@@ -119,7 +140,7 @@ MISC: dict[str, Any] = {
     "s": "Hello, World",
     "o": {"z": 1, "y": {"x": 2}},
     "t": "2015-03-05T23:51:47Z",
-    "csv": ["a", 1, None, True, "q\"t"],
+    "csv": ["a", 1, None, True, 'q"t'],
 }
 
 INPUTS: list[Any] = [None, {}, JOBSET, PYTORCHJOB, RAYCLUSTER, LWS, MISC, [1, "a", None], "text", 42]

@@ -3,6 +3,7 @@ No wall-clock assertions: each case only has to raise the right error type."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pytest
@@ -23,15 +24,15 @@ BIG = list(range(300))
         ("reduce (.[]?) as $x ([1]; . + .)", BIG),
         ("[limit(100000; until(false; .))]", None),
         ("until(false; . + 1)", 0),
-        ("\"x\" * 100000000", None),
-        ("\"x\" * 1e9", None),
+        ('"x" * 100000000', None),
+        ('"x" * 1e9', None),
         ("[.[] as $a | .[] as $b | .[] as $c | 1] | length", BIG),
         ("reduce (.[] as $a | .[] as $b | .[]) as $x (0; . + 1)", BIG),
         ("reduce .[] as $x ([1]; [.[], .[]]) | length", BIG),
         (".[] , .[] , .[] , .[]", BIG),
-        ("reduce .[] as $x (\"ab\"; . + .)", BIG),
-        ("test(\"(a+)+$\")", "a" * 40 + "b"),
-        ("test(\"a*\")", "a" * 200_000),
+        ('reduce .[] as $x ("ab"; . + .)', BIG),
+        ('test("(a+)+$")', "a" * 40 + "b"),
+        ('test("a*")', "a" * 200_000),
         ("label $l | def f: ., f; f", 1),
     ],
 )
@@ -52,7 +53,7 @@ def test_result_cap_message() -> None:
 
 
 def test_first_does_not_compute_the_rest() -> None:
-    assert compile_expression(".[] , error(\"never\")").first([1, 2]) == 1
+    assert compile_expression('.[] , error("never")').first([1, 2]) == 1
     assert compile_expression("empty").first(None) is None
 
 
@@ -63,28 +64,48 @@ def _deep(n: int) -> Any:
     return v
 
 
-@pytest.mark.parametrize("src", ["tojson", "tostring", ". == .", "[.] | sort", ". < [1]", "contains([])", "flatten",
-                                  "@json", ". as $x | [$x] == [$x]", "unique", "{a: .} | tojson"])
+@pytest.mark.parametrize(
+    "src",
+    [
+        "tojson",
+        "tostring",
+        ". == .",
+        "[.] | sort",
+        ". < [1]",
+        "contains([])",
+        "flatten",
+        "@json",
+        ". as $x | [$x] == [$x]",
+        "unique",
+        "{a: .} | tojson",
+    ],
+)
 def test_deeply_nested_input_is_bounded(src: str) -> None:
     data = _deep(100_000)
-    try:
+    with contextlib.suppress(ExpressionLimitError):
         compile_expression(src).all(data)
-    except ExpressionLimitError:
-        pass
 
 
 def test_raw_python_errors_never_escape() -> None:
-    for src in ["implode", "@base64d", "fromjson", "ascii", "strftime(\"%Y\")", "mktime", "tonumber", ".[\"a\"]", "splits(1)"]:
+    for src in [
+        "implode",
+        "@base64d",
+        "fromjson",
+        "ascii",
+        'strftime("%Y")',
+        "mktime",
+        "tonumber",
+        '.["a"]',
+        "splits(1)",
+    ]:
         for data in [None, 1, "x", [1.5, "a"], {"a": []}, [[1]], "\udcff"]:
-            try:
+            with contextlib.suppress(ExpressionRuntimeError):
                 compile_expression(src).all(data)
-            except ExpressionRuntimeError:
-                pass
 
 
 def test_try_cannot_swallow_limits() -> None:
     with pytest.raises(ExpressionLimitError):
-        compile_expression("try (\"x\" * 100000000) catch \"caught\"").all(None)
+        compile_expression('try ("x" * 100000000) catch "caught"').all(None)
     with pytest.raises(ExpressionLimitError):
         compile_expression("[.[] | (def f: f; f)?]").all([1])
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from workload_map.errors import ExpressionSafetyError, ExpressionSyntaxError
@@ -21,7 +23,7 @@ FORBIDDEN = [
     ("range(5)", "function 'range' may produce excessive output and is not allowed"),
     ("range(0; 5)", "function 'range' may produce excessive output and is not allowed"),
     ("paths", "function 'paths' may produce excessive output and is not allowed"),
-    ("paths(type == \"number\")", "function 'paths' may produce excessive output and is not allowed"),
+    ('paths(type == "number")', "function 'paths' may produce excessive output and is not allowed"),
     ("recurse", "function 'recurse' may produce excessive output and is not allowed"),
     ("recurse(.a)", "function 'recurse' may produce excessive output and is not allowed"),
     ("walk(.)", "function 'walk' may produce excessive output and is not allowed"),
@@ -32,7 +34,7 @@ FORBIDDEN = [
     ("inputs", "function 'inputs' reads further inputs, which definitions do not have and is not allowed"),
     ("halt", "function 'halt' would stop the process and is not allowed"),
     ("halt_error", "function 'halt_error' would stop the process and is not allowed"),
-    ("delpaths([[\"a\"]])", "function 'delpaths' deletes paths and is not allowed"),
+    ('delpaths([["a"]])', "function 'delpaths' deletes paths and is not allowed"),
 ]
 
 # Every nesting position the upstream walker covers: {} is replaced by the forbidden construct.
@@ -43,7 +45,7 @@ POSITIONS = [
     "[{}]",
     "{{a: ({})}}",
     "{{({}): 1}}",
-    "\"x\\({})\"",
+    '"x\\({})"',
     "if {} then 1 else 2 end",
     "if true then {} else 2 end",
     "if true then 1 elif {} then 2 else 3 end",
@@ -67,7 +69,7 @@ POSITIONS = [
     ". as $x | {}",
     "label $out | {}",
     "1 + ({})",
-    "@base64 \"\\({})\"",
+    '@base64 "\\({})"',
 ]
 
 
@@ -79,7 +81,9 @@ def test_forbidden_construct(src: str, message: str) -> None:
 
 
 @pytest.mark.parametrize("position", POSITIONS)
-@pytest.mark.parametrize(("inner", "message"), [FORBIDDEN[0], FORBIDDEN[8], FORBIDDEN[9], FORBIDDEN[10], FORBIDDEN[16]])
+@pytest.mark.parametrize(
+    ("inner", "message"), [FORBIDDEN[0], FORBIDDEN[8], FORBIDDEN[9], FORBIDDEN[10], FORBIDDEN[16]]
+)
 def test_forbidden_in_every_position(position: str, inner: str, message: str) -> None:
     src = position.format(f"({inner})")
     findings = analyze(src)
@@ -119,8 +123,11 @@ def test_analyze_clean_expression_has_no_findings() -> None:
         ("def f: $x; 1 as $x | f", "$x is not defined"),
         ("break $nowhere", "$*label-nowhere is not defined"),
         ("@base32", "base32 is not a valid format"),
-        ("test(\"(a+)+$\")", "nested quantifiers are not allowed in regular expressions (catastrophic backtracking)"),
-        ("test(\"(a)\\\\1\")", "backreferences are not allowed in regular expressions"),
+        (
+            'test("(a+)+$")',
+            "nested quantifiers are not allowed in regular expressions (catastrophic backtracking)",
+        ),
+        ('test("(a)\\\\1")', "backreferences are not allowed in regular expressions"),
     ],
 )
 def test_undefined_and_unsafe_names(src: str, message: str) -> None:
@@ -147,7 +154,7 @@ def test_user_defs_shadowing_forbidden_names_are_still_rejected() -> None:
         (".spec.replicatedJobs[", 21),
         (".a |", 4),
         ("{a: }", 4),
-        ("\"unterminated", 0),
+        ('"unterminated', 0),
         ("if . then 1", 11),
         (".a ] ", 3),
         ("", 0),
@@ -168,3 +175,16 @@ def test_deeply_nested_source_is_a_syntax_error_not_a_crash() -> None:
         compile_expression("(" * 5000 + "." + ")" * 5000)
     [finding] = analyze("[" * 5000)
     assert finding.code == "syntax"
+
+
+def test_every_declared_builtin_compiles_and_runs_typed() -> None:
+    from workload_map.errors import ExpressionError
+    from workload_map.expr.names import BUILTINS
+
+    for name, arity in sorted(BUILTINS):
+        args = "; ".join(["."] * arity)
+        src = f"{name}({args})" if arity else name
+        expr = compile_expression(src)
+        for data in (None, "a", [1, "b"], {"a": 1}):
+            with contextlib.suppress(ExpressionError):
+                expr.all(data)

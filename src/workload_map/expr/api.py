@@ -120,21 +120,21 @@ class Expression:
         """Every output in order; more than MAX_RESULTS raises ExpressionLimitError."""
         try:
             return self._program.all_fn(data, self._vars(variables))
-        except Exception as exc:  # noqa: BLE001 - everything becomes a typed ExpressionError
+        except Exception as exc:
             raise self._fail(exc) from exc
 
     def first(self, data: Any, variables: Mapping[str, Any] | None = None) -> Any:
         """The first output, or None when there is none; later outputs are not computed."""
         try:
             return self._program.first_fn(data, self._vars(variables))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise self._fail(exc) from exc
 
     def paths(self, data: Any, variables: Mapping[str, Any] | None = None) -> list[tuple[str | int, ...]]:
         """Like jq ``[path(expr)]``; raises PathError for expressions that are not paths."""
         try:
             return self._program.paths_fn(data, self._vars(variables))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise self._fail(exc) from exc
 
     def assign(self, data: Any, value: Any, variables: Mapping[str, Any] | None = None) -> Any:
@@ -143,7 +143,7 @@ class Expression:
         for p in self.paths(data, variables):
             try:
                 result = setpath(result, p, value)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise self._fail(exc) from exc
         return result
 
@@ -155,10 +155,10 @@ class Expression:
                 self.source, f"array length mismatch: expected {len(paths)} values but got {len(values)}"
             )
         result = data
-        for p, v in zip(paths, values):
+        for p, v in zip(paths, values, strict=False):
             try:
                 result = setpath(result, p, v)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise self._fail(exc) from exc
         return result
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -186,7 +186,7 @@ class ObjectPattern:
     entries: tuple[tuple[Node, Pattern | None, str | None], ...]
 
 
-Pattern = Union[VarPattern, ArrayPattern, ObjectPattern]
+Pattern = VarPattern | ArrayPattern | ObjectPattern
 
 
 @dataclass(frozen=True)
@@ -249,33 +249,33 @@ class Call:
     args: tuple[Node, ...]
 
 
-Node = Union[
-    Identity,
-    RecurseAll,
-    Literal,
-    Var,
-    Index,
-    Slice,
-    Iterate,
-    Try,
-    StringInterp,
-    Format,
-    ArrayCons,
-    ObjectCons,
-    Neg,
-    Binary,
-    And,
-    Or,
-    Alt,
-    Assign,
-    Pipe,
-    Comma,
-    If,
-    As,
-    Reduce,
-    Foreach,
-    Label,
-    Break,
-    FuncDef,
-    Call,
-]
+Node = (
+    Identity
+    | RecurseAll
+    | Literal
+    | Var
+    | Index
+    | Slice
+    | Iterate
+    | Try
+    | StringInterp
+    | Format
+    | ArrayCons
+    | ObjectCons
+    | Neg
+    | Binary
+    | And
+    | Or
+    | Alt
+    | Assign
+    | Pipe
+    | Comma
+    | If
+    | As
+    | Reduce
+    | Foreach
+    | Label
+    | Break
+    | FuncDef
+    | Call
+)

@@ -173,7 +173,11 @@ class _Walker:
             )
             return
         if name in FORBIDDEN_REASONS:
-            self.add("forbidden-function", f"function '{name}' {FORBIDDEN_REASONS[name]} and is not allowed", node.offset)
+            self.add(
+                "forbidden-function",
+                f"function '{name}' {FORBIDDEN_REASONS[name]} and is not allowed",
+                node.offset,
+            )
             return
         if (name, arity) in scope.funcs or (name, arity) in BUILTINS:
             if name in ("test", "match", "capture", "scan", "split", "splits", "sub", "gsub") and node.args:

@@ -42,20 +42,123 @@ def _export(prefix: str, module: Any, names: list[str]) -> None:
 _export(
     "R",
     R,
-    "JqError JqPathError BreakOut NOTHING over_budget too_many_results is_true compare jeq jne lt le gt ge "
-    "index field_error iter_error iterable slice_value indices_of object_key break_out raise_error add sub "
-    "mul div mod neg check_size LimitExceeded".split(),
+    [
+        "JqError",
+        "JqPathError",
+        "BreakOut",
+        "NOTHING",
+        "over_budget",
+        "too_many_results",
+        "is_true",
+        "compare",
+        "jeq",
+        "jne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "index",
+        "field_error",
+        "iter_error",
+        "iterable",
+        "slice_value",
+        "indices_of",
+        "object_key",
+        "break_out",
+        "raise_error",
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "mod",
+        "neg",
+        "check_size",
+        "LimitExceeded",
+    ],
 )
 _export(
     "V",
     V,
-    "tojson tostring fromjson tonumber length utf8bytelength keys keys_unsorted has contains jtype "
-    "to_entries from_entries add_all add_values jany jall flatten jsort unique sort_by_keys group_by_keys "
-    "unique_by_keys min_by_keys max_by_keys jmin jmax reverse transpose startswith endswith ltrimstr "
-    "rtrimstr trim ltrim rtrim ascii_downcase ascii_upcase explode implode ascii split1 join index_of "
-    "rindex_of match_list test capture_obj scan_value split_re floor ceil jround trunc fabs jabs sqrt log "
-    "log10 log2 exp exp2 exp10 pow_ isinfinite isnan isnormal toarray bsearch format_value gmtime mktime "
-    "strftime strptime fromdateiso8601 todateiso8601 now iter_values".split(),
+    [
+        "tojson",
+        "tostring",
+        "fromjson",
+        "tonumber",
+        "length",
+        "utf8bytelength",
+        "keys",
+        "keys_unsorted",
+        "has",
+        "contains",
+        "jtype",
+        "to_entries",
+        "from_entries",
+        "add_all",
+        "add_values",
+        "jany",
+        "jall",
+        "flatten",
+        "jsort",
+        "unique",
+        "sort_by_keys",
+        "group_by_keys",
+        "unique_by_keys",
+        "min_by_keys",
+        "max_by_keys",
+        "jmin",
+        "jmax",
+        "reverse",
+        "transpose",
+        "startswith",
+        "endswith",
+        "ltrimstr",
+        "rtrimstr",
+        "trim",
+        "ltrim",
+        "rtrim",
+        "ascii_downcase",
+        "ascii_upcase",
+        "explode",
+        "implode",
+        "ascii",
+        "split1",
+        "join",
+        "index_of",
+        "rindex_of",
+        "match_list",
+        "test",
+        "capture_obj",
+        "scan_value",
+        "split_re",
+        "floor",
+        "ceil",
+        "jround",
+        "trunc",
+        "fabs",
+        "jabs",
+        "sqrt",
+        "log",
+        "log10",
+        "log2",
+        "exp",
+        "exp2",
+        "exp10",
+        "pow_",
+        "isinfinite",
+        "isnan",
+        "isnormal",
+        "toarray",
+        "bsearch",
+        "format_value",
+        "gmtime",
+        "mktime",
+        "strftime",
+        "strptime",
+        "fromdateiso8601",
+        "todateiso8601",
+        "now",
+        "iter_values",
+    ],
 )
 NAMESPACE["R_getpath"] = P.getpath
 NAMESPACE["R_setpath"] = P.setpath
@@ -143,8 +246,23 @@ VALUE_FUNCS: dict[tuple[str, int], str] = {
 
 # Value builtins that always return a boolean (so truthiness needs no extra test).
 BOOL_FUNCS = frozenset(
-    {"not", "has", "contains", "startswith", "endswith", "test", "any", "all", "isempty", "inside", "in", "IN",
-     "isinfinite", "isnan", "isnormal"}
+    {
+        "not",
+        "has",
+        "contains",
+        "startswith",
+        "endswith",
+        "test",
+        "any",
+        "all",
+        "isempty",
+        "inside",
+        "in",
+        "IN",
+        "isinfinite",
+        "isnan",
+        "isnormal",
+    }
 )
 
 # `select(type == X)`-style filters: name -> Python condition on `v`.
@@ -274,8 +392,10 @@ class Gen:
                 and (node.end is None or s(node.end, env))
             )
         if isinstance(node, A.As):
-            return s(node.source, env) and s(node.body, self.bind_names(node.pattern, env)) and not any(
-                not isinstance(k, A.Literal) for k in _pattern_keys(node.pattern)
+            return (
+                s(node.source, env)
+                and s(node.body, self.bind_names(node.pattern, env))
+                and not any(not isinstance(k, A.Literal) for k in _pattern_keys(node.pattern))
             )
         if isinstance(node, A.Reduce):
             return s(node.init, env)
@@ -289,12 +409,32 @@ class Gen:
             if f is not None:
                 return f.kind == "user" and f.single
             name = node.name
-            if key in VALUE_FUNCS or name in ("not", "error", "env", "now", "infinite", "nan", "input_filename"):
+            if key in VALUE_FUNCS or name in (
+                "not",
+                "error",
+                "env",
+                "now",
+                "infinite",
+                "nan",
+                "input_filename",
+            ):
                 return all(s(a, env) for a in node.args)
             if key in (("first", 0), ("last", 0), ("nth", 1), ("debug", 0), ("stderr", 0)):
                 return all(s(a, env) for a in node.args)
-            if name in ("map", "map_values", "with_entries", "sort_by", "group_by", "unique_by", "min_by",
-                        "max_by", "isempty", "add", "INDEX", "pick") or (name in ("any", "all", "IN") and node.args):
+            if name in (
+                "map",
+                "map_values",
+                "with_entries",
+                "sort_by",
+                "group_by",
+                "unique_by",
+                "min_by",
+                "max_by",
+                "isempty",
+                "add",
+                "INDEX",
+                "pick",
+            ) or (name in ("any", "all", "IN") and node.args):
                 return True
             if name in ("ltrimstr", "rtrimstr"):
                 return all(s(a, env) for a in node.args)
@@ -385,36 +525,37 @@ class Gen:
         if isinstance(node, A.Binary):
             return self.single_binary(node, inp, env)
         if isinstance(node, (A.And, A.Or)):
-            lines, l = self.single_code(node.left, inp, env)
+            lines, lhs = self.single_code(node.left, inp, env)
             lb = self.is_bool(node.left, env)
             rb = self.is_bool(node.right, env)
             rpre, r = self.single_code(node.right, inp, env)
             if not rpre:
                 if isinstance(node, A.And):
-                    return lines, f"({self.truth(l, lb)} and {self.truth(r, rb)})"
-                return lines, f"({self.truth(l, lb)} or {self.truth(r, rb)})"
+                    return lines, f"({self.truth(lhs, lb)} and {self.truth(r, rb)})"
+                return lines, f"({self.truth(lhs, lb)} or {self.truth(r, rb)})"
             res = self.fresh("b")
-            lines.append(f"{res} = {self.truth(l, lb)}")
+            lines.append(f"{res} = {self.truth(lhs, lb)}")
             lines.append(f"if {res}:" if isinstance(node, A.And) else f"if not {res}:")
             lines += indent([*rpre, f"{res} = {self.truth(r, rb)}"])
             return lines, res
         if isinstance(node, A.Alt):
-            lines, l = self.single_code(node.left, inp, env)
+            lines, lhs = self.single_code(node.left, inp, env)
             res = self.fresh("a")
-            lines.append(f"{res} = {l}")
+            lines.append(f"{res} = {lhs}")
             rpre, r = self.single_code(node.right, inp, env)
             lines.append(f"if {res} is None or {res} is False:")
             lines += indent([*rpre, f"{res} = {r}"])
             return lines, res
         if isinstance(node, A.Pipe):
-            lines, l = self.single_code(node.left, inp, env)
-            name = self.name_of(l, lines)
+            lines, lhs = self.single_code(node.left, inp, env)
+            name = self.name_of(lhs, lines)
             pre, r = self.single_code(node.right, name, env)
             return lines + pre, r
         if isinstance(node, A.If):
             lines, c = self.single_code(node.cond, inp, env)
             res = self.fresh("r")
             tpre, t = self.single_code(node.then, inp, env)
+            epre: list[str]
             if node.otherwise is None:
                 epre, e = [], inp
             else:
@@ -479,7 +620,9 @@ class Gen:
         rl = node.right
         if op in ("==", "!="):
             neg = op == "!="
-            lit = rl if isinstance(rl, A.Literal) else (node.left if isinstance(node.left, A.Literal) else None)
+            lit = (
+                rl if isinstance(rl, A.Literal) else (node.left if isinstance(node.left, A.Literal) else None)
+            )
             other = left if lit is rl else right
             if lit is not None and type(lit.value) is str:
                 return lines, f"({other} {'!=' if neg else '=='} {lit.value!r})"
@@ -492,8 +635,17 @@ class Gen:
             left = self.name_of(left, lines)
             fn = {"<": "R_lt", "<=": "R_le", ">": "R_gt", ">=": "R_ge"}[op]
             return lines, f"({left} {op} {rl.value!r} if type({left}) is int else {fn}({left}, {rl.value!r}))"
-        fn = {"+": "R_add", "-": "R_sub", "*": "R_mul", "/": "R_div", "%": "R_mod", "<": "R_lt",
-              "<=": "R_le", ">": "R_gt", ">=": "R_ge"}[op]
+        fn = {
+            "+": "R_add",
+            "-": "R_sub",
+            "*": "R_mul",
+            "/": "R_div",
+            "%": "R_mod",
+            "<": "R_lt",
+            "<=": "R_le",
+            ">": "R_gt",
+            ">=": "R_ge",
+        }[op]
         return lines, f"{fn}({left}, {right})"
 
     def single_call(self, node: A.Call, inp: str, env: Env) -> tuple[list[str], str]:
@@ -543,7 +695,9 @@ class Gen:
                 src = self.fresh("t")
                 lines.append(f"{src} = R_to_entries({inp})")
             lines += [f"{lst} = []"]
-            lines += self.iterate_code(src, lambda v: self.stream(args[0], v, env, lambda w: [f"{lst}.append({w})"]))
+            lines += self.iterate_code(
+                src, lambda v: self.stream(args[0], v, env, lambda w: [f"{lst}.append({w})"])
+            )
             if name == "with_entries":
                 return lines, f"R_from_entries({lst})"
             return lines, lst
@@ -570,7 +724,11 @@ class Gen:
             res = self.fresh("r")
             lines = [f"{res} = None"]
             lines += self.pstream(
-                args[0], inp, "()", env, lambda v, p: [f"{res} = R_setpath({res}, {p}, R_getpath({inp}, {p}))"]
+                args[0],
+                inp,
+                "()",
+                env,
+                lambda v, p: [f"{res} = R_setpath({res}, {p}, R_getpath({inp}, {p}))"],
             )
             return lines, res
         raise CompileFailure(f"{name}/{len(args)} has no single-value form")
@@ -614,7 +772,8 @@ class Gen:
         src = self.name_of(src, pre)
         return [
             *pre,
-            f"{c} = {src} if type({src}) is list else ({src}.values() if type({src}) is dict else R_iter_error({src}))",
+            f"{c} = {src} if type({src}) is list else "
+            f"({src}.values() if type({src}) is dict else R_iter_error({src}))",
             f"_b[0] -= len({c})",
             "if _b[0] < 0: R_over_budget()",
             f"for {v} in {c}:",
@@ -633,7 +792,10 @@ class Gen:
                     inp,
                     env,
                     lambda t: self.with_name(
-                        t, lambda tn: k(f"({tn}.get({ks}) if type({tn}) is dict else R_field_error({tn}, {ks}))")
+                        t,
+                        lambda tn: k(
+                            f"({tn}.get({ks}) if type({tn}) is dict else R_field_error({tn}, {ks}))"
+                        ),
                     ),
                 )
             return self.stream(
@@ -650,14 +812,26 @@ class Gen:
                 inp,
                 env,
                 lambda e: self.stream(
-                    start, inp, env, lambda s: self.stream(node.target, inp, env, lambda t: k(f"R_slice_value({t}, {s}, {e})"))
+                    start,
+                    inp,
+                    env,
+                    lambda s: self.stream(
+                        node.target, inp, env, lambda t: k(f"R_slice_value({t}, {s}, {e})")
+                    ),
                 ),
             )
         if isinstance(node, A.Pipe):
-            return self.stream(node.left, inp, env, lambda v: self.with_name(v, lambda n: self.stream(node.right, n, env, k)))
+            return self.stream(
+                node.left, inp, env, lambda v: self.with_name(v, lambda n: self.stream(node.right, n, env, k))
+            )
         if isinstance(node, A.Comma):
             k2, buf = self.shareable(k, 2)
-            return buf + self.stream(node.left, inp, env, k2) + self.stream(node.right, inp, env, k2) + self.flush(buf, k)
+            return (
+                buf
+                + self.stream(node.left, inp, env, k2)
+                + self.stream(node.right, inp, env, k2)
+                + self.flush(buf, k)
+            )
         if isinstance(node, A.Try):
             return self.try_code(node, inp, env, k)
         if isinstance(node, A.If):
@@ -665,7 +839,14 @@ class Gen:
         if isinstance(node, A.Alt):
             lst = self.fresh("l")
             lines = [f"{lst} = []"]
-            lines += self.stream(node.left, inp, env, lambda v: self.with_name(v, lambda n: [f"if {n} is not None and {n} is not False: {lst}.append({n})"]))
+            lines += self.stream(
+                node.left,
+                inp,
+                env,
+                lambda v: self.with_name(
+                    v, lambda n: [f"if {n} is not None and {n} is not False: {lst}.append({n})"]
+                ),
+            )
             lines.append(f"if not {lst}:")
             lines += indent(self.stream(node.right, inp, env, lambda v: [f"{lst}.append({v})"]))
             v = self.fresh("v")
@@ -676,21 +857,71 @@ class Gen:
 
             def after_left(lv: str) -> list[str]:
                 t = self.truth(lv, self.is_bool(node.left, env))
-                right = self.stream(node.right, inp, env, lambda rv: k(self.truth(rv, self.is_bool(node.right, env))))
+                right = self.stream(
+                    node.right, inp, env, lambda rv: k(self.truth(rv, self.is_bool(node.right, env)))
+                )
                 k2, buf = self.shareable(k, 2)
                 if is_and:
-                    return buf + [f"if {t}:", *indent(self.stream(node.right, inp, env, lambda rv: k2(self.truth(rv, self.is_bool(node.right, env))))), "else:", *indent(k2("False"))] + self.flush(buf, k) if buf else [f"if {t}:", *indent(right), "else:", *indent(k("False"))]
+                    return (
+                        [
+                            *buf,
+                            f"if {t}:",
+                            *indent(
+                                self.stream(
+                                    node.right,
+                                    inp,
+                                    env,
+                                    lambda rv: k2(self.truth(rv, self.is_bool(node.right, env))),
+                                )
+                            ),
+                            "else:",
+                            *indent(k2("False")),
+                            *self.flush(buf, k),
+                        ]
+                        if buf
+                        else [f"if {t}:", *indent(right), "else:", *indent(k("False"))]
+                    )
                 if buf:
-                    return buf + [f"if {t}:", *indent(k2("True")), "else:", *indent(self.stream(node.right, inp, env, lambda rv: k2(self.truth(rv, self.is_bool(node.right, env)))))] + self.flush(buf, k)
+                    return [
+                        *buf,
+                        f"if {t}:",
+                        *indent(k2("True")),
+                        "else:",
+                        *indent(
+                            self.stream(
+                                node.right,
+                                inp,
+                                env,
+                                lambda rv: k2(self.truth(rv, self.is_bool(node.right, env))),
+                            )
+                        ),
+                        *self.flush(buf, k),
+                    ]
                 return [f"if {t}:", *indent(k("True")), "else:", *indent(right)]
 
             return self.stream(node.left, inp, env, lambda lv: self.with_name(lv, after_left))
         if isinstance(node, (A.Binary,)):
             op = node.op
-            fn = {"+": "R_add", "-": "R_sub", "*": "R_mul", "/": "R_div", "%": "R_mod", "<": "R_lt", "<=": "R_le",
-                  ">": "R_gt", ">=": "R_ge", "==": "R_jeq", "!=": "R_jne"}[op]
+            fn = {
+                "+": "R_add",
+                "-": "R_sub",
+                "*": "R_mul",
+                "/": "R_div",
+                "%": "R_mod",
+                "<": "R_lt",
+                "<=": "R_le",
+                ">": "R_gt",
+                ">=": "R_ge",
+                "==": "R_jeq",
+                "!=": "R_jne",
+            }[op]
             return self.stream(
-                node.right, inp, env, lambda r: self.with_name(r, lambda rn: self.stream(node.left, inp, env, lambda lv: k(f"{fn}({lv}, {rn})")))
+                node.right,
+                inp,
+                env,
+                lambda r: self.with_name(
+                    r, lambda rn: self.stream(node.left, inp, env, lambda lv: k(f"{fn}({lv}, {rn})"))
+                ),
             )
         if isinstance(node, A.Neg):
             return self.stream(node.operand, inp, env, lambda v: k(f"R_neg({v})"))
@@ -699,7 +930,12 @@ class Gen:
         if isinstance(node, A.StringInterp):
             return self.interp_stream(node, inp, env, k, len(node.parts) - 1, {})
         if isinstance(node, A.As):
-            return self.stream(node.source, inp, env, lambda s: self.with_name(s, lambda sn: self.as_body(node, sn, inp, env, k)))
+            return self.stream(
+                node.source,
+                inp,
+                env,
+                lambda s: self.with_name(s, lambda sn: self.as_body(node, sn, inp, env, k)),
+            )
         if isinstance(node, A.Reduce):
             return self.reduce_code(node, inp, env, k)
         if isinstance(node, A.Foreach):
@@ -732,9 +968,18 @@ class Gen:
         t = self.truth(c, self.is_bool(node.cond, env))
         then = self.stream(node.then, inp, env, k2)
         other = k2(inp) if node.otherwise is None else self.stream(node.otherwise, inp, env, k2)
-        return buf + [f"if {t}:", *indent(then or ["pass"]), "else:", *indent(other or ["pass"])] + self.flush(buf, k)
+        return [
+            *buf,
+            f"if {t}:",
+            *indent(then or ["pass"]),
+            "else:",
+            *indent(other or ["pass"]),
+            *self.flush(buf, k),
+        ]
 
-    def object_stream(self, node: A.ObjectCons, inp: str, env: Env, k: K, i: int, done: list[tuple[str, str]]) -> list[str]:
+    def object_stream(
+        self, node: A.ObjectCons, inp: str, env: Env, k: K, i: int, done: list[tuple[str, str]]
+    ) -> list[str]:
         if i == len(node.entries):
             return k("{" + ", ".join(f"{a}: {b}" for a, b in done) + "}")
         key, val = node.entries[i]
@@ -744,21 +989,38 @@ class Gen:
             return self.with_name(
                 kexpr,
                 lambda kn: self.stream(
-                    val, inp, env, lambda vs: self.with_name(vs, lambda vn: self.object_stream(node, inp, env, k, i + 1, [*done, (kn, vn)]))
+                    val,
+                    inp,
+                    env,
+                    lambda vs: self.with_name(
+                        vs, lambda vn: self.object_stream(node, inp, env, k, i + 1, [*done, (kn, vn)])
+                    ),
                 ),
             )
 
         return self.stream(key, inp, env, with_key)
 
-    def interp_stream(self, node: A.StringInterp, inp: str, env: Env, k: K, i: int, done: dict[int, str]) -> list[str]:
+    def interp_stream(
+        self, node: A.StringInterp, inp: str, env: Env, k: K, i: int, done: dict[int, str]
+    ) -> list[str]:
         # jq varies the first interpolation fastest, so loop over the last one outermost.
         if i < 0:
-            pieces = [repr(p) if isinstance(p, str) else self.fmt_piece(node.fmt, done[j]) for j, p in enumerate(node.parts)]
+            pieces = [
+                repr(p) if isinstance(p, str) else self.fmt_piece(node.fmt, done[j])
+                for j, p in enumerate(node.parts)
+            ]
             return k("(" + " + ".join(pieces) + ")")
         part = node.parts[i]
         if isinstance(part, str):
             return self.interp_stream(node, inp, env, k, i - 1, done)
-        return self.stream(part, inp, env, lambda v: self.with_name(v, lambda n: self.interp_stream(node, inp, env, k, i - 1, {**done, i: n})))
+        return self.stream(
+            part,
+            inp,
+            env,
+            lambda v: self.with_name(
+                v, lambda n: self.interp_stream(node, inp, env, k, i - 1, {**done, i: n})
+            ),
+        )
 
     def as_body(self, node: A.As, src: str, inp: str, env: Env, k: K) -> list[str]:
         env2 = self.bind_names(node.pattern, env)
@@ -769,7 +1031,10 @@ class Gen:
             return [f"{env.vars[pattern.name]} = {src}"]
         lines: list[str] = []
         if isinstance(pattern, A.ArrayPattern):
-            lines.append(f"if {src} is not None and type({src}) is not list: R_raise_error('Cannot index ' + R_jtype({src}) + ' with number')")
+            lines.append(
+                f"if {src} is not None and type({src}) is not list: "
+                f"R_raise_error('Cannot index ' + R_jtype({src}) + ' with number')"
+            )
             for i, p in enumerate(pattern.elements):
                 t = self.fresh("t")
                 lines.append(f"{t} = R_index({src}, {i})")
@@ -798,10 +1063,14 @@ class Gen:
             last = self.fresh("z")
             lines.append(f"{last} = None")
             lines += self.stream(node.update, acc, env2, lambda u: [f"{last} = {u}"])
-            return lines + [f"{acc} = {last}"]
+            return [*lines, f"{acc} = {last}"]
 
         def with_init(iv: str) -> list[str]:
-            return [f"{acc} = {iv}", *self.stream(node.source, inp, env, lambda v: self.with_name(v, step)), *k(acc)]
+            return [
+                f"{acc} = {iv}",
+                *self.stream(node.source, inp, env, lambda v: self.with_name(v, step)),
+                *k(acc),
+            ]
 
         return self.stream(node.init, inp, env, with_init)
 
@@ -837,14 +1106,28 @@ class Gen:
             ev = self.fresh("x")
             k2, buf = self.shareable(k, 2)
             handler = self.stream(node.handler, ev, env, k2)
-            lines = buf + lines + indent([f"{ev} = {err}.value", *handler]) + ["else:", *indent(k2(res) or ["pass"])]
+            lines = (
+                buf
+                + lines
+                + indent([f"{ev} = {err}.value", *handler])
+                + ["else:", *indent(k2(res) or ["pass"])]
+            )
             return lines + self.flush(buf, k)
         fn, gen = self.gen_fn(node.body, env)
         it = self.fresh("it")
         v = self.fresh("v")
         k2, buf = self.shareable(k, 2)
-        lines = [*buf, *gen, f"{it} = {fn}({inp})", "while True:", "    try:", f"        {v} = next({it})",
-                 "    except StopIteration:", "        break", f"    except R_JqError as {err}:"]
+        lines = [
+            *buf,
+            *gen,
+            f"{it} = {fn}({inp})",
+            "while True:",
+            "    try:",
+            f"        {v} = next({it})",
+            "    except StopIteration:",
+            "        break",
+            f"    except R_JqError as {err}:",
+        ]
         if node.handler is not None:
             ev = self.fresh("x")
             handler = self.stream(node.handler, ev, env, k2)
@@ -859,9 +1142,20 @@ class Gen:
         it = self.fresh("it")
         v = self.fresh("v")
         err = self.fresh("e")
-        return [f"{lab} = object()", *gen, f"{it} = {fn}({inp})", "while True:", "    try:", f"        {v} = next({it})",
-                "    except StopIteration:", "        break", f"    except R_BreakOut as {err}:",
-                f"        if {err}.label is not {lab}: raise", "        break", *indent(k(v) or ["pass"])]
+        return [
+            f"{lab} = object()",
+            *gen,
+            f"{it} = {fn}({inp})",
+            "while True:",
+            "    try:",
+            f"        {v} = next({it})",
+            "    except StopIteration:",
+            "        break",
+            f"    except R_BreakOut as {err}:",
+            f"        if {err}.label is not {lab}: raise",
+            "        break",
+            *indent(k(v) or ["pass"]),
+        ]
 
     def func_def(self, node: A.FuncDef, env: Env) -> list[str]:
         f = env.funcs[(node.name, len(node.params))]
@@ -912,8 +1206,8 @@ class Gen:
                 fn, gen = self.gen_fn(a, env)
                 lines += gen
                 closures.append(fn)
-            return lines + [f"for {v} in {f.pyname}({', '.join([inp, *closures])}):", *indent(k(v))]
-        if key in VALUE_FUNCS or name in ("error", "ltrimstr", "rtrimstr", "nth") and key != ("nth", 2):
+            return [*lines, f"for {v} in {f.pyname}({', '.join([inp, *closures])}):", *indent(k(v))]
+        if key in VALUE_FUNCS or (name in ("error", "ltrimstr", "rtrimstr", "nth") and key != ("nth", 2)):
             return self.cartesian_call(node, inp, env, k)
         if key == ("empty", 0):
             return ["pass"]
@@ -921,9 +1215,22 @@ class Gen:
             cond = args[0]
             sv = self.single(cond, inp, env)
             if sv is not None:
-                return [*sv[0], f"if {self.truth(sv[1], self.is_bool(cond, env))}:", *indent(k(inp) or ["pass"])]
+                return [
+                    *sv[0],
+                    f"if {self.truth(sv[1], self.is_bool(cond, env))}:",
+                    *indent(k(inp) or ["pass"]),
+                ]
             k2, buf = self.shareable(k, 2)
-            return buf + self.stream(cond, inp, env, lambda c: [f"if {self.truth(c, self.is_bool(cond, env))}:", *indent(k2(inp) or ["pass"])]) + self.flush(buf, k)
+            return (
+                buf
+                + self.stream(
+                    cond,
+                    inp,
+                    env,
+                    lambda c: [f"if {self.truth(c, self.is_bool(cond, env))}:", *indent(k2(inp) or ["pass"])],
+                )
+                + self.flush(buf, k)
+            )
         if name in TYPE_FILTERS:
             return [f"if {TYPE_FILTERS[name].format(v=inp)}:", *indent(k(inp))]
         if key == ("first", 1):
@@ -931,25 +1238,41 @@ class Gen:
             i2 = self.fresh("i")
             body = self.stream(args[0], i2, env, lambda v: [f"return {v}"])
             r = self.fresh("r")
-            return [f"def {fn}({i2}):", *indent(body), "    return R_NOTHING", f"{r} = {fn}({inp})", f"if {r} is not R_NOTHING:", *indent(k(r))]
+            return [
+                f"def {fn}({i2}):",
+                *indent(body),
+                "    return R_NOTHING",
+                f"{r} = {fn}({inp})",
+                f"if {r} is not R_NOTHING:",
+                *indent(k(r)),
+            ]
         if key == ("last", 1):
             r = self.fresh("r")
-            return [f"{r} = R_NOTHING", *self.stream(args[0], inp, env, lambda v: [f"{r} = {v}"]), f"if {r} is not R_NOTHING:", *indent(k(r))]
+            return [
+                f"{r} = R_NOTHING",
+                *self.stream(args[0], inp, env, lambda v: [f"{r} = {v}"]),
+                f"if {r} is not R_NOTHING:",
+                *indent(k(r)),
+            ]
         if key == ("limit", 2):
+
             def with_n(n: str) -> list[str]:
                 fn, gen = self.gen_fn(args[1], env)
                 v = self.fresh("v")
                 nn = self.fresh("n")
                 return [
                     f"{nn} = {n}",
-                    f"if type({nn}) is not int and type({nn}) is not float: R_raise_error('Invalid limit: must be a number')",
-                    f"if {nn} < 0: R_raise_error(\"limit doesn't support negative count\")",
+                    f"if type({nn}) is not int and type({nn}) is not float: "
+                    "R_raise_error('Invalid limit: must be a number')",
+                    f'if {nn} < 0: R_raise_error("limit doesn\'t support negative count")',
                     *gen,
                     f"for {v} in R_islice({fn}({inp}), max(0, int(-(-{nn} // 1)))):",
                     *indent(k(v)),
                 ]
+
             return self.stream(args[0], inp, env, with_n)
         if key == ("nth", 2):
+
             def with_n2(n: str) -> list[str]:
                 fn, gen = self.gen_fn(args[1], env)
                 v = self.fresh("v")
@@ -961,6 +1284,7 @@ class Gen:
                     f"for {v} in R_islice({fn}({inp}), int({nn}), int({nn}) + 1):",
                     *indent(k(v)),
                 ]
+
             return self.stream(args[0], inp, env, with_n2)
         if key == ("until", 2):
             return self.until_code(node, inp, env, k)
@@ -969,10 +1293,12 @@ class Gen:
         if name in ("splits", "match", "capture", "scan") or name in ("sub", "gsub"):
             return self.regex_stream(node, inp, env, k)
         if key in (("in", 1), ("inside", 1)):
+
             def with_arg(a: str) -> list[str]:
                 if name == "in":
                     return k(f"R_has({a}, {inp})")
                 return k(f"R_contains({a}, {inp})")
+
             return self.stream(args[0], inp, env, with_arg)
         if key in (("debug", 1),):
             return self.stream(args[0], inp, env, lambda _m: k(inp))
@@ -998,7 +1324,9 @@ class Gen:
                 if node.name == "nth":
                     return k(f"R_index({inp}, {vals[0]})")
                 raise CompileFailure(node.name)
-            return self.stream(args[i], inp, env, lambda v: self.with_name(v, lambda n: go(i + 1, [*vals, n])))
+            return self.stream(
+                args[i], inp, env, lambda v: self.with_name(v, lambda n: go(i + 1, [*vals, n]))
+            )
 
         if node.name == "error" and not args:
             return [f"R_raise_error({inp})"]
@@ -1013,8 +1341,16 @@ class Gen:
             return [
                 f"{cur} = {inp}",
                 "while True:",
-                *indent(["_b[0] -= 1", "if _b[0] < 0: R_over_budget()", *cs[0],
-                         f"if {self.truth(cs[1], self.is_bool(cond, env))}: break", *us[0], f"{cur} = {us[1]}"]),
+                *indent(
+                    [
+                        "_b[0] -= 1",
+                        "if _b[0] < 0: R_over_budget()",
+                        *cs[0],
+                        f"if {self.truth(cs[1], self.is_bool(cond, env))}: break",
+                        *us[0],
+                        f"{cur} = {us[1]}",
+                    ]
+                ),
                 *k(cur),
             ]
         # General case: the recursive definition from jq's builtins, as a local generator.
@@ -1022,12 +1358,26 @@ class Gen:
         i2 = self.fresh("i")
         v = self.fresh("v")
         body = self.stream(
-            cond, i2, env,
-            lambda c: [f"if {self.truth(c, self.is_bool(cond, env))}:", f"    yield {i2}", "else:",
-                       *indent(self.stream(update, i2, env, lambda u: [f"yield from {fn}({u})"]))],
+            cond,
+            i2,
+            env,
+            lambda c: [
+                f"if {self.truth(c, self.is_bool(cond, env))}:",
+                f"    yield {i2}",
+                "else:",
+                *indent(self.stream(update, i2, env, lambda u: [f"yield from {fn}({u})"])),
+            ],
         )
-        return [f"def {fn}({i2}):", "    _b[0] -= 1", "    if _b[0] < 0: R_over_budget()", *indent(body), "    return",
-                "    yield", f"for {v} in {fn}({inp}):", *indent(k(v))]
+        return [
+            f"def {fn}({i2}):",
+            "    _b[0] -= 1",
+            "    if _b[0] < 0: R_over_budget()",
+            *indent(body),
+            "    return",
+            "    yield",
+            f"for {v} in {fn}({inp}):",
+            *indent(k(v)),
+        ]
 
     def regex_stream(self, node: A.Call, inp: str, env: Env, k: K) -> list[str]:
         name, args = node.name, node.args
@@ -1040,8 +1390,14 @@ class Gen:
                     fn, gen = self.gen_fn(repl, env)
                     r = self.fresh("r")
                     glob = "True" if name == "gsub" else "False"
-                    return [*gen, *self.with_name(f"R_substitute({inp}, {rx}, {fl}, {fn}, {glob})",
-                                                  lambda rs: [f"for {r} in {rs}:", *indent(k(r))])]
+                    return [
+                        *gen,
+                        *self.with_name(
+                            f"R_substitute({inp}, {rx}, {fl}, {fn}, {glob})",
+                            lambda rs: [f"for {r} in {rs}:", *indent(k(r))],
+                        ),
+                    ]
+
                 if flags_node is None:
                     return with_flags("None")
                 return self.stream(flags_node, inp, env, with_flags)
@@ -1057,6 +1413,7 @@ class Gen:
                 force = "True" if name == "scan" else "False"
                 conv = {"match": m, "capture": f"R_capture_obj({m})", "scan": f"R_scan_value({m})"}[name]
                 return [f"for {m} in R_match_list({inp}, {rx}, {fl}, {force}):", *indent(k(conv))]
+
             if flags_node is None:
                 return with_flags("None")
             return self.stream(flags_node, inp, env, with_flags)
@@ -1071,11 +1428,23 @@ class Gen:
         fn = self.fresh("h")
         i2 = self.fresh("i")
         body = self.stream(f, i2, env, lambda w: [f"return {w}"])
-        lines = [f"def {fn}({i2}):", *indent(body), "    return R_NOTHING",
-                 f"if type({inp}) is dict:", f"    {res} = {{}}", f"    for {kk}, {v} in {inp}.items():",
-                 f"        {v} = {fn}({v})", f"        if {v} is not R_NOTHING: {res}[{kk}] = {v}",
-                 f"elif type({inp}) is list:", f"    {res} = []", f"    for {v} in {inp}:", f"        {v} = {fn}({v})",
-                 f"        if {v} is not R_NOTHING: {res}.append({v})", "else:", f"    R_iter_error({inp})"]
+        lines = [
+            f"def {fn}({i2}):",
+            *indent(body),
+            "    return R_NOTHING",
+            f"if type({inp}) is dict:",
+            f"    {res} = {{}}",
+            f"    for {kk}, {v} in {inp}.items():",
+            f"        {v} = {fn}({v})",
+            f"        if {v} is not R_NOTHING: {res}[{kk}] = {v}",
+            f"elif type({inp}) is list:",
+            f"    {res} = []",
+            f"    for {v} in {inp}:",
+            f"        {v} = {fn}({v})",
+            f"        if {v} is not R_NOTHING: {res}.append({v})",
+            "else:",
+            f"    R_iter_error({inp})",
+        ]
         return lines, res
 
     def keyed(self, node: A.Call, inp: str, env: Env) -> tuple[list[str], str]:
@@ -1088,12 +1457,24 @@ class Gen:
             if sv is not None:
                 return [*sv[0], f"{keys}.append([{sv[1]}])"]
             one = self.fresh("l")
-            return [f"{one} = []", *self.stream(f, v, env, lambda w: [f"{one}.append({w})"]), f"{keys}.append({one})"]
+            return [
+                f"{one} = []",
+                *self.stream(f, v, env, lambda w: [f"{one}.append({w})"]),
+                f"{keys}.append({one})",
+            ]
 
-        lines += [f"if type({inp}) is not list: R_raise_error(R_jtype({inp}) + ' (' + R_tojson({inp})[:30] + ') cannot be sorted, as it is not an array')"]
+        lines += [
+            f"if type({inp}) is not list: R_raise_error(R_jtype({inp}) + ' (' + R_tojson({inp})[:30] + "
+            "') cannot be sorted, as it is not an array')"
+        ]
         lines += self.iterate_code(inp, per_item)
-        fn = {"sort_by": "R_sort_by_keys", "group_by": "R_group_by_keys", "unique_by": "R_unique_by_keys",
-              "min_by": "R_min_by_keys", "max_by": "R_max_by_keys"}[node.name]
+        fn = {
+            "sort_by": "R_sort_by_keys",
+            "group_by": "R_group_by_keys",
+            "unique_by": "R_unique_by_keys",
+            "min_by": "R_min_by_keys",
+            "max_by": "R_max_by_keys",
+        }[node.name]
         return lines, f"{fn}({inp}, {keys})"
 
     def any_all(self, node: A.Call, inp: str, env: Env) -> tuple[list[str], str]:
@@ -1110,6 +1491,7 @@ class Gen:
             def on_cond(c: str) -> list[str]:
                 t = self.truth(c, cb)
                 return [f"if {t}: return True"] if is_any else [f"if not {t}: return False"]
+
             return self.stream(cond, v, env, on_cond)
 
         body = self.stream(gen, i2, env, lambda v: self.with_name(v, on_item))
@@ -1126,7 +1508,9 @@ class Gen:
             src_node, set_node = node.args
 
         def on_src(sv: str) -> list[str]:
-            return self.with_name(sv, lambda sn: self.stream(set_node, i2, env, lambda x: [f"if R_jeq({sn}, {x}): return True"]))
+            return self.with_name(
+                sv, lambda sn: self.stream(set_node, i2, env, lambda x: [f"if R_jeq({sn}, {x}): return True"])
+            )
 
         body = self.stream(src_node, i2, env, on_src)
         return [f"def {fn}({i2}):", *indent(body or ["pass"]), "    return False"], f"{fn}({inp})"
@@ -1140,7 +1524,9 @@ class Gen:
         res = self.fresh("r")
 
         def on_row(row: str) -> list[str]:
-            return self.with_name(row, lambda rn: self.stream(keyf, rn, env, lambda kv: [f"{res}[R_tostring({kv})] = {rn}"]))
+            return self.with_name(
+                row, lambda rn: self.stream(keyf, rn, env, lambda kv: [f"{res}[R_tostring({kv})] = {rn}"])
+            )
 
         return [f"{res} = {{}}", *self.stream(src, inp, env, on_row)], res
 
@@ -1150,50 +1536,111 @@ class Gen:
         if isinstance(node, A.Identity):
             return k(inp, pth)
         if isinstance(node, A.Index):
+
             def with_target(tv: str, tp: str) -> list[str]:
                 def with_key(kv: str) -> list[str]:
-                    return self.with_name(kv, lambda kn: self.with_name(f"R_index({tv}, {kn}) if {tv} is not None else None", lambda vn: k(vn, f"({tp} + ({kn},))")))
+                    return self.with_name(
+                        kv,
+                        lambda kn: self.with_name(
+                            f"R_index({tv}, {kn}) if {tv} is not None else None",
+                            lambda vn: k(vn, f"({tp} + ({kn},))"),
+                        ),
+                    )
+
                 key = node.key
                 if isinstance(key, A.Literal):
                     return with_key(repr(key.value))
                 return self.stream(key, inp, env, with_key)
-            return self.pstream(node.target, inp, pth, env, lambda tv, tp: self.with_name(tv, lambda tn: with_target(tn, tp)))
+
+            return self.pstream(
+                node.target, inp, pth, env, lambda tv, tp: self.with_name(tv, lambda tn: with_target(tn, tp))
+            )
         if isinstance(node, A.Slice):
+
             def with_t(tv: str, tp: str) -> list[str]:
                 s = node.start or A.Literal(node.offset, None)
                 e = node.end or A.Literal(node.offset, None)
-                return self.stream(s, inp, env, lambda sv: self.stream(e, inp, env, lambda ev: self.with_name(
-                    f"R_slice_value({tv}, {sv}, {ev})", lambda vn: k(vn, f"({tp} + ({{'start': {sv}, 'end': {ev}}},))"))))
-            return self.pstream(node.target, inp, pth, env, lambda tv, tp: self.with_name(tv, lambda tn: with_t(tn, tp)))
+                return self.stream(
+                    s,
+                    inp,
+                    env,
+                    lambda sv: self.stream(
+                        e,
+                        inp,
+                        env,
+                        lambda ev: self.with_name(
+                            f"R_slice_value({tv}, {sv}, {ev})",
+                            lambda vn: k(vn, f"({tp} + ({{'start': {sv}, 'end': {ev}}},))"),
+                        ),
+                    ),
+                )
+
+            return self.pstream(
+                node.target, inp, pth, env, lambda tv, tp: self.with_name(tv, lambda tn: with_t(tn, tp))
+            )
         if isinstance(node, A.Iterate):
+
             def with_t2(tv: str, tp: str) -> list[str]:
                 kk = self.fresh("k")
                 v = self.fresh("v")
-                return [f"if type({tv}) is dict:", f"    {kk}_it = {tv}.items()", f"elif type({tv}) is list:",
-                        f"    {kk}_it = enumerate({tv})", "else:", f"    R_iter_error({tv})",
-                        f"_b[0] -= len({tv})", "if _b[0] < 0: R_over_budget()",
-                        f"for {kk}, {v} in {kk}_it:", *indent(k(v, f"({tp} + ({kk},))") or ["pass"])]
-            return self.pstream(node.target, inp, pth, env, lambda tv, tp: self.with_name(tv, lambda tn: with_t2(tn, tp)))
+                return [
+                    f"if type({tv}) is dict:",
+                    f"    {kk}_it = {tv}.items()",
+                    f"elif type({tv}) is list:",
+                    f"    {kk}_it = enumerate({tv})",
+                    "else:",
+                    f"    R_iter_error({tv})",
+                    f"_b[0] -= len({tv})",
+                    "if _b[0] < 0: R_over_budget()",
+                    f"for {kk}, {v} in {kk}_it:",
+                    *indent(k(v, f"({tp} + ({kk},))") or ["pass"]),
+                ]
+
+            return self.pstream(
+                node.target, inp, pth, env, lambda tv, tp: self.with_name(tv, lambda tn: with_t2(tn, tp))
+            )
         if isinstance(node, A.Pipe):
-            return self.pstream(node.left, inp, pth, env, lambda v, p: self.with_name(v, lambda vn: self.with_name(p, lambda pn: self.pstream(node.right, vn, pn, env, k))))
+            return self.pstream(
+                node.left,
+                inp,
+                pth,
+                env,
+                lambda v, p: self.with_name(
+                    v, lambda vn: self.with_name(p, lambda pn: self.pstream(node.right, vn, pn, env, k))
+                ),
+            )
         if isinstance(node, A.Comma):
             return self.pstream(node.left, inp, pth, env, k) + self.pstream(node.right, inp, pth, env, k)
         if isinstance(node, A.If):
+
             def branches(c: str) -> list[str]:
                 t = self.truth(c, self.is_bool(node.cond, env))
                 then = self.pstream(node.then, inp, pth, env, k)
-                other = k(inp, pth) if node.otherwise is None else self.pstream(node.otherwise, inp, pth, env, k)
+                other = (
+                    k(inp, pth) if node.otherwise is None else self.pstream(node.otherwise, inp, pth, env, k)
+                )
                 return [f"if {t}:", *indent(then or ["pass"]), "else:", *indent(other or ["pass"])]
+
             return self.stream(node.cond, inp, env, branches)
         if isinstance(node, A.Alt):
             lst = self.fresh("l")
             lines = [f"{lst} = []"]
-            lines += self.pstream(node.left, inp, pth, env, lambda v, p: self.with_name(v, lambda n: [f"if {n} is not None and {n} is not False: {lst}.append(({n}, {p}))"]))
+            lines += self.pstream(
+                node.left,
+                inp,
+                pth,
+                env,
+                lambda v, p: self.with_name(
+                    v, lambda n: [f"if {n} is not None and {n} is not False: {lst}.append(({n}, {p}))"]
+                ),
+            )
             lines.append(f"if not {lst}:")
-            lines += indent(self.pstream(node.right, inp, pth, env, lambda v, p: [f"{lst}.append(({v}, {p}))"]))
+            lines += indent(
+                self.pstream(node.right, inp, pth, env, lambda v, p: [f"{lst}.append(({v}, {p}))"])
+            )
             v = self.fresh("v")
             p = self.fresh("p")
-            return lines + [f"for {v}, {p} in {lst}:", *indent(k(v, p))]
+            return [*lines, f"for {v}, {p} in {lst}:", *indent(k(v, p))]
         if isinstance(node, A.Try):
             fn = self.fresh("g")
             i2 = self.fresh("i")
@@ -1202,19 +1649,39 @@ class Gen:
             it = self.fresh("it")
             v = self.fresh("v")
             err = self.fresh("e")
-            lines = [f"def {fn}({i2}, {p2}):", *indent(body), "    return", "    yield",
-                     f"{it} = {fn}({inp}, {pth})", "while True:", "    try:", f"        {v} = next({it})",
-                     "    except StopIteration:", "        break", f"    except R_JqError as {err}:"]
+            lines = [
+                f"def {fn}({i2}, {p2}):",
+                *indent(body),
+                "    return",
+                "    yield",
+                f"{it} = {fn}({inp}, {pth})",
+                "while True:",
+                "    try:",
+                f"        {v} = next({it})",
+                "    except StopIteration:",
+                "        break",
+                f"    except R_JqError as {err}:",
+            ]
             if node.handler is not None:
                 ev = self.fresh("x")
-                lines += indent([f"{ev} = {err}.value", *self.stream(node.handler, ev, env, lambda hv: [f"R_path_error({hv})"])], 2)
+                lines += indent(
+                    [
+                        f"{ev} = {err}.value",
+                        *self.stream(node.handler, ev, env, lambda hv: [f"R_path_error({hv})"]),
+                    ],
+                    2,
+                )
             lines += ["        break", *indent(k(f"{v}[0]", f"{v}[1]"))]
             return lines
         if isinstance(node, A.As):
-            def body(s: str) -> list[str]:
+
+            def as_body(s: str) -> list[str]:
                 env2 = self.bind_names(node.pattern, env)
-                return self.bind_pattern(node.pattern, s, inp, env2) + self.pstream(node.body, inp, pth, env2, k)
-            return self.stream(node.source, inp, env, lambda s: self.with_name(s, body))
+                return self.bind_pattern(node.pattern, s, inp, env2) + self.pstream(
+                    node.body, inp, pth, env2, k
+                )
+
+            return self.stream(node.source, inp, env, lambda s: self.with_name(s, as_body))
         if isinstance(node, A.FuncDef):
             env2 = self.declare(node, env)
             return self.func_def(node, env2) + self.pstream(node.rest, inp, pth, env2, k)
@@ -1228,10 +1695,23 @@ class Gen:
             it = self.fresh("it")
             v = self.fresh("v")
             err = self.fresh("e")
-            return [f"{lab} = object()", f"def {fn}({i2}, {p2}):", *indent(body2), "    return", "    yield",
-                    f"{it} = {fn}({inp}, {pth})", "while True:", "    try:", f"        {v} = next({it})",
-                    "    except StopIteration:", "        break", f"    except R_BreakOut as {err}:",
-                    f"        if {err}.label is not {lab}: raise", "        break", *indent(k(f"{v}[0]", f"{v}[1]"))]
+            return [
+                f"{lab} = object()",
+                f"def {fn}({i2}, {p2}):",
+                *indent(body2),
+                "    return",
+                "    yield",
+                f"{it} = {fn}({inp}, {pth})",
+                "while True:",
+                "    try:",
+                f"        {v} = next({it})",
+                "    except StopIteration:",
+                "        break",
+                f"    except R_BreakOut as {err}:",
+                f"        if {err}.label is not {lab}: raise",
+                "        break",
+                *indent(k(f"{v}[0]", f"{v}[1]")),
+            ]
         if isinstance(node, A.Break):
             return self.stream(node, inp, env, lambda v: [])
         if isinstance(node, A.Call) and (node.name, len(node.args)) not in env.funcs:
@@ -1247,13 +1727,32 @@ class Gen:
         if node.name == "error":
             return self.stream(node, inp, env, lambda v: [])
         if key == ("select", 1):
-            return self.stream(args[0], inp, env, lambda c: [f"if {self.truth(c, self.is_bool(args[0], env))}:", *indent(k(inp, pth) or ["pass"])])
+            return self.stream(
+                args[0],
+                inp,
+                env,
+                lambda c: [
+                    f"if {self.truth(c, self.is_bool(args[0], env))}:",
+                    *indent(k(inp, pth) or ["pass"]),
+                ],
+            )
         if node.name in TYPE_FILTERS and not args:
             return [f"if {TYPE_FILTERS[node.name].format(v=inp)}:", *indent(k(inp, pth))]
         if key == ("getpath", 1):
-            return self.stream(args[0], inp, env, lambda pv: self.with_name(pv, lambda pn: [
-                f"if type({pn}) is not list: R_raise_error('Path must be specified as an array')",
-                *self.with_name(f"R_getpath({inp}, {pn})", lambda vn: k(vn, f"({pth} + tuple({pn}))"))]))
+            return self.stream(
+                args[0],
+                inp,
+                env,
+                lambda pv: self.with_name(
+                    pv,
+                    lambda pn: [
+                        f"if type({pn}) is not list: R_raise_error('Path must be specified as an array')",
+                        *self.with_name(
+                            f"R_getpath({inp}, {pn})", lambda vn: k(vn, f"({pth} + tuple({pn}))")
+                        ),
+                    ],
+                ),
+            )
         if key in (("first", 1), ("last", 1), ("limit", 2)):
             fn = self.fresh("g")
             i2 = self.fresh("i")
@@ -1262,11 +1761,32 @@ class Gen:
             lines = [f"def {fn}({i2}, {p2}):", *indent(body), "    return", "    yield"]
             v = self.fresh("v")
             if key == ("first", 1):
-                return lines + [f"for {v} in R_islice({fn}({inp}, {pth}), 1):", *indent(k(f"{v}[0]", f"{v}[1]"))]
+                return [
+                    *lines,
+                    f"for {v} in R_islice({fn}({inp}, {pth}), 1):",
+                    *indent(k(f"{v}[0]", f"{v}[1]")),
+                ]
             if key == ("last", 1):
                 r = self.fresh("r")
-                return lines + [f"{r} = None", f"for {r} in {fn}({inp}, {pth}): pass", f"if {r} is not None:", *indent(k(f"{r}[0]", f"{r}[1]"))]
-            return self.stream(args[0], inp, env, lambda n: lines + [f"for {v} in R_islice({fn}({inp}, {pth}), max(0, int({n}))):", *indent(k(f"{v}[0]", f"{v}[1]"))])
+                return [
+                    *lines,
+                    f"{r} = None",
+                    f"for {r} in {fn}({inp}, {pth}): pass",
+                    f"if {r} is not None:",
+                    *indent(k(f"{r}[0]", f"{r}[1]")),
+                ]
+            return self.stream(
+                args[0],
+                inp,
+                env,
+                lambda n: (
+                    [
+                        *lines,
+                        f"for {v} in R_islice({fn}({inp}, {pth}), max(0, int({n}))):",
+                        *indent(k(f"{v}[0]", f"{v}[1]")),
+                    ]
+                ),
+            )
         if key in (("first", 0), ("last", 0)):
             idx = "0" if node.name == "first" else "-1"
             return self.with_name(f"R_index({inp}, {idx})", lambda vn: k(vn, f"({pth} + ({idx},))"))
@@ -1370,13 +1890,28 @@ def build(root: A.Node, variables: tuple[str, ...]) -> Program:
     if sv is not None:
         all_body = [*sv[0], f"return [{sv[1]}]"]
     else:
-        all_body = ["_out = []"] + gen.stream(
-            root, "inp", env, lambda v: [f"_out.append({v})", f"if len(_out) > {R.MAX_RESULTS}: R_too_many_results()"]
-        ) + ["return _out"]
-    first_body = gen.stream(root, "inp", env, lambda v: [f"return {v}"]) + ["return None"]
-    paths_body = ["_out = []"] + gen.pstream(
-        root, "inp", "()", env, lambda v, p: [f"_out.append({p})", f"if len(_out) > {R.MAX_RESULTS}: R_too_many_results()"]
-    ) + ["return _out"]
+        all_body = [
+            "_out = []",
+            *gen.stream(
+                root,
+                "inp",
+                env,
+                lambda v: [f"_out.append({v})", f"if len(_out) > {R.MAX_RESULTS}: R_too_many_results()"],
+            ),
+            "return _out",
+        ]
+    first_body = [*gen.stream(root, "inp", env, lambda v: [f"return {v}"]), "return None"]
+    paths_body = [
+        "_out = []",
+        *gen.pstream(
+            root,
+            "inp",
+            "()",
+            env,
+            lambda v, p: [f"_out.append({p})", f"if len(_out) > {R.MAX_RESULTS}: R_too_many_results()"],
+        ),
+        "return _out",
+    ]
 
     code_lines = []
     for fname, body in (("_all", all_body), ("_first", first_body), ("_paths", paths_body)):
@@ -1384,7 +1919,7 @@ def build(root: A.Node, variables: tuple[str, ...]) -> Program:
         code_lines += indent([*budget, *header, *body])
     code = "\n".join(code_lines) + "\n"
     ns = dict(NAMESPACE)
-    exec(compile(code, "<jq>", "exec"), ns)  # noqa: S102 - our own generated source
+    exec(compile(code, "<jq>", "exec"), ns)
     return Program(ns["_all"], ns["_first"], ns["_paths"], code)
 
 

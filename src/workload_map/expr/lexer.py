@@ -145,7 +145,9 @@ class Lexer:
             if _is_ident_start(ch):
                 name = self._ident_text()
                 # Module-qualified names (a::b) are lexed as one identifier.
-                while src.startswith("::", self.pos) and self.pos + 2 < n and _is_ident_start(src[self.pos + 2]):
+                while (
+                    src.startswith("::", self.pos) and self.pos + 2 < n and _is_ident_start(src[self.pos + 2])
+                ):
                     self.pos += 2
                     name += "::" + self._ident_text()
                 out.append(Token("keyword" if name in KEYWORDS else "ident", name, start))

@@ -237,8 +237,11 @@ class Parser:
             elif t.kind == "op" and t.value == "." and self.toks[self.i + 1].kind == "string":
                 self.i += 1
                 term = A.Index(t.offset, term, self.parse_string_token(None))
-            elif t.kind == "op" and t.value == "." and self.toks[self.i + 1].kind == "op" and (
-                self.toks[self.i + 1].value == "["
+            elif (
+                t.kind == "op"
+                and t.value == "."
+                and self.toks[self.i + 1].kind == "op"
+                and (self.toks[self.i + 1].value == "[")
             ):
                 self.i += 1  # jq 1.7 allows `.a.[0]`
             elif t.kind == "op" and t.value == "[":
@@ -254,7 +257,9 @@ class Parser:
         """``?`` after ``.foo``, ``[k]`` or ``[]`` makes only that last step optional (as jq does):
         errors from the term before it still propagate."""
         if isinstance(term, A.Iterate) and not isinstance(term.target, A.Identity):
-            return A.Pipe(offset, term.target, A.Try(offset, A.Iterate(term.offset, A.Identity(offset)), None))
+            return A.Pipe(
+                offset, term.target, A.Try(offset, A.Iterate(term.offset, A.Identity(offset)), None)
+            )
         if (
             isinstance(term, A.Index)
             and isinstance(term.key, A.Literal)

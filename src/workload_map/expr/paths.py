@@ -15,7 +15,7 @@ from .runtime import MAX_ARRAY, JqError, LimitExceeded, describe, index, slice_v
 
 def _path_items(path: Any) -> Sequence[Any]:
     if type(path) is list or type(path) is tuple:
-        return path  # type: ignore[no-any-return]
+        return path  # type: ignore[no-any-return, unused-ignore]
     raise JqError("Path must be specified as an array")
 
 
@@ -25,10 +25,7 @@ def getpath(data: Any, path: Any) -> Any:
     for k in _path_items(path):
         if cur is None:
             return None
-        if type(k) is dict:
-            cur = slice_value(cur, k.get("start"), k.get("end"))
-        else:
-            cur = index(cur, k)
+        cur = slice_value(cur, k.get("start"), k.get("end")) if type(k) is dict else index(cur, k)
     return cur
 
 
@@ -48,7 +45,7 @@ def _set(cur: Any, items: Sequence[Any], i: int, value: Any) -> Any:
         if cur is None:
             return {k: _set(None, items, i + 1, value)}
         if tc is not dict:
-            raise JqError(f"Cannot index {type_name(cur)} with \"{k}\"")
+            raise JqError(f'Cannot index {type_name(cur)} with "{k}"')
         new = dict(cur)
         new[k] = _set(cur.get(k), items, i + 1, value)
         return new

@@ -14,8 +14,19 @@ Path = tuple[str, ...]
 
 # Builtins whose output is (a subset of) their input: paths flow through them.
 _PASS_THROUGH = frozenset(
-    {"values", "nulls", "booleans", "numbers", "strings", "arrays", "objects", "iterables", "scalars", "debug",
-     "stderr"}
+    {
+        "values",
+        "nulls",
+        "booleans",
+        "numbers",
+        "strings",
+        "arrays",
+        "objects",
+        "iterables",
+        "scalars",
+        "debug",
+        "stderr",
+    }
 )
 
 
@@ -38,14 +49,14 @@ class _Reader:
             targets = v(node.target, bases)
             key = node.key
             if isinstance(key, A.Literal) and type(key.value) is str:
-                return [p + (key.value,) for p in targets]
+                return [(*p, key.value) for p in targets]
             if isinstance(key, A.Literal) and type(key.value) in (int, float):
-                return [p + ("[]",) for p in targets]
+                return [(*p, "[]") for p in targets]
             self.record(v(key, bases))
             self.record(targets)
             return []
         if isinstance(node, A.Iterate):
-            return [p + ("[]",) for p in v(node.target, bases)]
+            return [(*p, "[]") for p in v(node.target, bases)]
         if isinstance(node, A.Slice):
             self.record(v(node.start, bases) if node.start else [])
             self.record(v(node.end, bases) if node.end else [])
@@ -104,17 +115,17 @@ class _Reader:
         if name in _PASS_THROUGH and not args:
             return bases
         if name in ("first", "last") and not args:
-            return [p + ("[]",) for p in bases]
+            return [(*p, "[]") for p in bases]
         if name in ("first", "last", "limit", "until") and args:
             return v(args[-1], bases)
         if name in ("map", "map_values") and len(args) == 1:
-            self.record(v(args[0], [p + ("[]",) for p in bases]))
+            self.record(v(args[0], [(*p, "[]") for p in bases]))
             return []
         if name in ("any", "all") and len(args) == 2:
             self.record(v(args[1], v(args[0], bases)))
             return []
         if name in ("any", "all", "sort_by", "group_by", "unique_by", "min_by", "max_by") and len(args) == 1:
-            self.record(v(args[0], [p + ("[]",) for p in bases]))
+            self.record(v(args[0], [(*p, "[]") for p in bases]))
             return []
         if name == "getpath" and args and isinstance(args[0], A.ArrayCons):
             body = args[0].body

@@ -18,9 +18,9 @@ from functools import lru_cache
 from typing import Any
 
 try:  # Python >= 3.11
-    from re import _parser as sre_parse  # type: ignore[attr-defined]
+    from re import _parser as sre_parse  # type: ignore[attr-defined, unused-ignore]
 except ImportError:  # pragma: no cover - Python 3.10
-    import sre_parse  # type: ignore[no-redef]
+    import sre_parse  # type: ignore[no-redef, unused-ignore]
 
 MAX_SUBJECT = 100_000
 _NAMED_GROUP = re.compile(r"\(\?<(?=[A-Za-z_])")
@@ -50,7 +50,7 @@ def _nested_problem(items: Any) -> str | None:
         if name in ("GROUPREF", "GROUPREF_EXISTS"):
             return "backreferences are not allowed in regular expressions"
         if name in _REPEATS:
-            lo, hi, sub = av
+            _lo, hi, sub = av
             if hi > 1 and _contains_repeat(sub):
                 return "nested quantifiers are not allowed in regular expressions (catastrophic backtracking)"
             inner = _nested_problem(sub)

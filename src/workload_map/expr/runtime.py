@@ -7,7 +7,6 @@ never mistaken for ``int``), and common cases return before any general logic.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from typing import Any, NoReturn
 
 MAX_RESULTS = 1000
@@ -37,11 +36,11 @@ class JqPathError(JqError):
     """``Invalid path expression ...``: still catchable by ``try`` like in jq."""
 
 
-class LimitExceeded(Exception):  # noqa: N818 - an internal signal, not a jq error
+class LimitExceeded(Exception):
     """A safety bound was hit. Deliberately not a JqError so ``try`` cannot swallow it."""
 
 
-class BreakOut(Exception):  # noqa: N818 - control flow for `break $label`
+class BreakOut(Exception):
     def __init__(self, label: object) -> None:
         super().__init__("break")
         self.label = label
@@ -133,7 +132,7 @@ def compare(a: Any, b: Any) -> int:
     if oa == 4:
         return -1 if a < b else (1 if a > b else 0)
     if oa == 5:
-        for x, y in zip(a, b):
+        for x, y in zip(a, b, strict=False):
             c = compare(x, y)
             if c:
                 return c
@@ -154,19 +153,16 @@ def compare(a: Any, b: Any) -> int:
 def jeq(a: Any, b: Any) -> bool:
     ta = type(a)
     if ta is str or a is None:
-        return a == b
+        return bool(a == b)
     tb = type(b)
     if ta is bool or tb is bool:
         return a is b
     if ta is list:
-        return tb is list and len(a) == len(b) and all(jeq(x, y) for x, y in zip(a, b))
+        return tb is list and len(a) == len(b) and all(jeq(x, y) for x, y in zip(a, b, strict=False))
     if ta is dict:
         if tb is not dict or len(a) != len(b):
             return False
-        for k, v in a.items():
-            if k not in b or not jeq(v, b[k]):
-                return False
-        return True
+        return all(not (k not in b or not jeq(v, b[k])) for k, v in a.items())
     if (ta is int or ta is float) and (tb is int or tb is float):
         return bool(a == b)
     return False
@@ -504,13 +500,3 @@ def split_string(a: str, sep: str) -> list[str]:
     if sep == "":
         return list(a)
     return a.split(sep)
-
-
-def count_len(budget: list[int], n: int) -> None:
-    budget[0] -= n
-    if budget[0] < 0:
-        over_budget()
-
-
-def ensure_iterable(x: Iterable[Any]) -> Iterable[Any]:
-    return x

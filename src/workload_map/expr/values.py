@@ -29,7 +29,7 @@ from .runtime import (
     type_name,
 )
 
-_encode_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_encode_str = json.encoder.encode_basestring
 
 
 # --- text forms -------------------------------------------------------------------
@@ -93,7 +93,12 @@ def tojson(v: Any) -> str:
     except (TypeError, orjson.JSONEncodeError):
         text = None
     # orjson spells floats differently and writes nan/inf as null: only trust it without those.
-    if text is not None and "." not in text and "null" not in text and "e" not in text.replace("true", "").replace("false", ""):
+    if (
+        text is not None
+        and "." not in text
+        and "null" not in text
+        and "e" not in text.replace("true", "").replace("false", "")
+    ):
         return text
     out: list[str] = []
     _dump_into(v, out, 0)
@@ -238,7 +243,7 @@ def to_entries(v: Any) -> list[dict[str, Any]]:
 
 def _entry_key(e: Any) -> Any:
     if type(e) is not dict:
-        raise JqError(f"Cannot index {type_name(e)} with \"key\"")
+        raise JqError(f'Cannot index {type_name(e)} with "key"')
     # libjq 1.8: `.key // .Key // .name // .Name // .K` (false/null fall through)
     for name in ("key", "Key", "name", "Name", "K"):
         k = e.get(name)
@@ -334,8 +339,10 @@ def unique(v: Any) -> list[Any]:
 
 def _keyed(v: Any, keys: list[Any], what: str) -> list[tuple[Any, Any]]:
     if type(v) is not list:
-        raise JqError(f"Cannot index {type_name(v)} with number" if what else f"{describe(v)} cannot be sorted")
-    return list(zip(keys, v))
+        raise JqError(
+            f"Cannot index {type_name(v)} with number" if what else f"{describe(v)} cannot be sorted"
+        )
+    return list(zip(keys, v, strict=False))
 
 
 def sort_by_keys(v: Any, keys: list[Any]) -> list[Any]:
@@ -401,10 +408,6 @@ def transpose(v: Any) -> list[Any]:
     rows = iter_values(v)
     width = max((len(r) for r in rows if type(r) is list), default=0)
     return [[r[i] if type(r) is list and i < len(r) else None for r in rows] for i in range(width)]
-
-
-def tostream_unsupported(v: Any) -> Any:  # pragma: no cover - placeholder never registered
-    raise JqError("tostream is not supported")
 
 
 # --- strings -------------------------------------------------------------------------
@@ -527,7 +530,9 @@ def join(v: Any, sep: Any) -> str:
         if not parts:
             return ""
         raise JqError(f"{describe(sep)} and string cannot be added")
-    return check_size(sep.join(parts))
+    out = sep.join(parts)
+    check_size(out)
+    return out
 
 
 def index_of(v: Any, x: Any) -> Any:
@@ -785,7 +790,7 @@ def setpath_value(v: Any, path: Any, x: Any) -> Any:
 
 def _csv_item(x: Any) -> str:
     t = type(x)
-    if t is str:
+    if isinstance(x, str):
         return '"' + x.replace('"', '""') + '"'
     if x is None:
         return ""
@@ -796,7 +801,7 @@ def _csv_item(x: Any) -> str:
 
 def _tsv_item(x: Any) -> str:
     t = type(x)
-    if t is str:
+    if isinstance(x, str):
         return x.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
     if x is None:
         return ""
@@ -807,7 +812,7 @@ def _tsv_item(x: Any) -> str:
 
 def _sh_item(x: Any) -> str:
     t = type(x)
-    if t is str:
+    if isinstance(x, str):
         return "'" + x.replace("'", "'\\''") + "'"
     if t is list or t is dict:
         raise JqError(f"{describe(x)} can not be escaped for shell")
@@ -864,7 +869,16 @@ def _broken_down(t: Any) -> list[Any]:
     frac = t - whole
     dt = datetime.fromtimestamp(whole, tz=timezone.utc)
     sec: Any = dt.second + frac if frac else dt.second
-    return [dt.year, dt.month - 1, dt.day, dt.hour, dt.minute, sec, (dt.weekday() + 1) % 7, dt.timetuple().tm_yday - 1]
+    return [
+        dt.year,
+        dt.month - 1,
+        dt.day,
+        dt.hour,
+        dt.minute,
+        sec,
+        (dt.weekday() + 1) % 7,
+        dt.timetuple().tm_yday - 1,
+    ]
 
 
 def gmtime(v: Any) -> list[Any]:
@@ -897,12 +911,21 @@ def strftime(v: Any, fmt: Any) -> str:
 
 def strptime(v: Any, fmt: Any) -> list[Any]:
     if type(v) is not str or type(fmt) is not str:
-        raise JqError(f"strptime/1 requires string inputs and arguments")
+        raise JqError("strptime/1 requires string inputs and arguments")
     try:
         tm = time.strptime(v, fmt)
     except ValueError:
         raise JqError(f'date "{v}" does not match format "{fmt}"') from None
-    return [tm.tm_year, tm.tm_mon - 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (tm.tm_wday + 1) % 7, tm.tm_yday - 1]
+    return [
+        tm.tm_year,
+        tm.tm_mon - 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        (tm.tm_wday + 1) % 7,
+        tm.tm_yday - 1,
+    ]
 
 
 def fromdateiso8601(v: Any) -> int:
