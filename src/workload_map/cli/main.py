@@ -23,6 +23,7 @@ import click
 
 from workload_map import __version__, messages
 from workload_map.cli import exit_codes
+from workload_map.cli.common import connection_options, output_option
 
 PROG = "wmap"
 
@@ -32,6 +33,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "workload_map.cli.commands.validate",
         "Check Karta definition files offline (FILE, directory or -).",
     ),
+    "get": ("workload_map.cli.commands.get", "List workloads with phase, components and GPUs."),
+    "describe": (
+        "workload_map.cli.commands.describe",
+        "Show one workload as a tree of components and pods (or a manifest with -f).",
+    ),
+    "group": ("workload_map.cli.commands.group", "Show the PodGroup the gang rules give a pod."),
+    "requirements": (
+        "workload_map.cli.commands.requirements",
+        "Placement needs of a manifest; --fit checks kube contexts.",
+    ),
+    "completion": ("workload_map.cli.commands.completion", "Print a shell completion script."),
 }
 
 
@@ -45,6 +57,12 @@ class State:
     context: str | None = None
     namespace: str | None = None
     warnings: list[str] = field(default_factory=list)
+    #: kubectl connection flags given (ConnectionOptions field -> value), root and command merged.
+    conn: dict[str, Any] = field(default_factory=dict)
+    #: ``--definitions`` paths, in order.
+    definitions: list[str] = field(default_factory=list)
+    #: ``-o`` as given (``None``: config file, environment or ``table`` decide).
+    output: str | None = None
 
     def warn(self, message: str) -> None:
         """Queue a warning; it is printed on stderr after the command's output."""
@@ -138,31 +156,17 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     help="Print the version and exit.",
 )
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
-@click.option(
-    "--config", "config", metavar="PATH", help="Config file (default $WMAP_CONFIG, ~/.wmap/config.yaml)."
-)
-@click.option("--kubeconfig", metavar="PATH", help="Path to the kubeconfig file.")
-@click.option("--context", "kube_context", metavar="NAME", help="The kubeconfig context to use.")
-@click.option("-n", "--namespace", metavar="NAME", help="Namespace (default: from the kubeconfig context).")
+@connection_options
+@output_option()
 @click.pass_context
-def cli(
-    ctx: click.Context,
-    debug: bool,
-    config: str | None,
-    kubeconfig: str | None,
-    kube_context: str | None,
-    namespace: str | None,
-) -> None:
+def cli(ctx: click.Context, debug: bool) -> None:
     """Workload Map: see any Kubernetes workload's structure, status and gang rules through its
     Karta definition."""
     state = ctx.ensure_object(State)
     state.debug = state.debug or debug
-    state.config, state.kubeconfig, state.context, state.namespace = (
-        config,
-        kubeconfig,
-        kube_context,
-        namespace,
-    )
+    state.kubeconfig = state.conn.get("kubeconfig")
+    state.context = state.conn.get("context")
+    state.namespace = state.conn.get("namespace")
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
         ctx.exit(0)

@@ -1,0 +1,182 @@
+"""``wmap describe TYPE[/NAME] [NAME]`` and ``wmap describe -f FILE|-`` (upstream-spec 5.5).
+
+Live mode reads the object, lists the pods of its namespace once, keeps the pods it owns (owner
+references, controllers followed through cached lookups, 8 in flight) and builds the view; pods no
+component claims are shown under ``Unattributed pods:``. File mode resolves a manifest without any
+cluster (definitions from the catalog, ``--definitions`` and, best effort, the cluster).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from workload_map.cli.common import (
+    Session,
+    connection_options,
+    output_option,
+    resolve_output,
+    split_type_name,
+)
+from workload_map.cli.completion_support import complete_type_or_name
+from workload_map.cli.errors import CommandError, NoDefinitionError, WorkloadNotFoundError
+from workload_map.cli.live import (
+    controller_ref,
+    echo_no_definition,
+    entry_for_manifest,
+    read_manifest,
+)
+from workload_map.cli.main import get_state
+
+FORMATS = ("table", "json", "yaml")
+
+
+@click.command(
+    "describe",
+    short_help="Show one workload as a tree of components and pods.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.argument("args", nargs=-1, metavar="TYPE[/NAME] [NAME]", shell_complete=complete_type_or_name)
+@click.option(
+    "-f", "--file", "file", metavar="FILE", help="Describe a manifest (or - for stdin); no cluster needed."
+)
+@click.option(
+    "--pod-limit", type=int, default=0, help="Max pod rows per component, unhealthy first (0 = all)."
+)
+@click.option("--component-limit", type=int, default=0, help="Max components under each parent (0 = all).")
+@connection_options
+@output_option(FORMATS)
+def command(args: tuple[str, ...], file: str | None, pod_limit: int, component_limit: int) -> None:
+    """Show a workload's components (roles, instances), replicas, pods with phase and node, GPUs,
+    its phase and a resources table.
+
+    \b
+    Examples:
+      wmap describe jobset/train -n ml-team
+      wmap describe pytorchjob llama --pod-limit 5
+      wmap describe -f examples/jobset-leader-workers.yaml
+    """
+    if pod_limit < 0:
+        raise click.UsageError("--pod-limit must not be negative")
+    if component_limit < 0:
+        raise click.UsageError("--component-limit must not be negative")
+    state = get_state()
+    session = Session(state)
+    try:
+        if file is not None:
+            if args:
+                raise click.UsageError(
+                    "--file reads the kind from the manifest, so it cannot be combined with "
+                    f'"{" ".join(args)}"'
+                )
+            fmt = resolve_output(state, FORMATS)
+            _file_mode(session, file, fmt, pod_limit, component_limit)
+            return
+        if not args:
+            raise click.UsageError("a NAME is required: give it as TYPE/NAME or as TYPE NAME")
+        token, name, _ = split_type_name(args)
+        if name is None:
+            raise click.UsageError("a NAME is required: give it as TYPE/NAME or as TYPE NAME")
+        fmt = resolve_output(state, FORMATS)
+        _live(session, token, name, fmt, pod_limit, component_limit)
+    finally:
+        session.close()
+
+
+def _emit(view: Any, fmt: str, pod_limit: int, component_limit: int) -> None:
+    from workload_map.views.machine import dump
+    from workload_map.views.tree import render_describe
+
+    if fmt in ("json", "yaml"):
+        click.echo(dump(view.to_dict(), fmt), nl=False)
+    else:
+        click.echo(render_describe(view, pod_limit=pod_limit, component_limit=component_limit), nl=False)
+
+
+def _file_mode(session: Session, path: str, fmt: str, pod_limit: int, component_limit: int) -> None:
+    from workload_map.errors import WorkloadMapError
+    from workload_map.resolve import compile_definition, resolve
+    from workload_map.views.model import build_describe
+
+    obj = read_manifest(path)
+    defs = session.definitions(cluster=session.has_kubeconfig())
+    try:
+        entry = entry_for_manifest(defs, obj)
+    except NoDefinitionError:
+        if fmt in ("json", "yaml"):
+            group, _, version = str(obj["apiVersion"]).rpartition("/")
+            echo_no_definition(fmt, gvk=f"{group}/{version}, Kind={obj['kind']}")
+        raise
+    try:
+        workload = resolve(compile_definition(entry.karta), obj)
+        view = build_describe(workload, obj, definition=entry.name, origin=entry.origin, file_mode=True)
+    except WorkloadMapError as exc:
+        name = (obj.get("metadata") or {}).get("name") or ""
+        raise CommandError(f'describe {obj["kind"]} "{name}": {exc}') from exc
+    _emit(view, fmt, pod_limit, component_limit)
+
+
+def _live(session: Session, token: str, name: str, fmt: str, pod_limit: int, component_limit: int) -> None:
+    from workload_map.cluster.owners import make_owner_lookup
+    from workload_map.errors import ForbiddenError, NotFoundError, WorkloadMapError
+    from workload_map.resolve import compile_definition, resolve
+    from workload_map.resolve.pods import attribute_pods
+    from workload_map.views.model import build_describe
+
+    try:
+        rt = session.resolve_type(token)
+    except NoDefinitionError:
+        if fmt in ("json", "yaml"):
+            echo_no_definition(fmt, token=token)
+        raise
+    res = rt.resource
+    if res is None:
+        raise WorkloadNotFoundError(f"{rt.kind} is not installed in this cluster")
+    namespace = session.namespace()
+    client = session.client()
+    try:
+        obj = client.get(res.path(namespace, name))
+    except NotFoundError as exc:
+        where = f" in namespace {namespace}" if res.namespaced else ""
+        raise WorkloadNotFoundError(f'{rt.kind} "{name}" not found{where}') from exc
+    except ForbiddenError as exc:
+        raise CommandError(f"not allowed to read {rt.kind}: {exc}") from exc
+    meta = obj.get("metadata") or {}
+    obj_ns = meta.get("namespace") or ""
+    pods: list[dict[str, Any]] | None = None
+    if obj_ns or not res.namespaced:
+        try:
+            pod_path = f"/api/v1/namespaces/{obj_ns}/pods" if obj_ns else "/api/v1/pods"
+            pods = client.list_all(pod_path)
+        except ForbiddenError as exc:
+            session.state.warn(f"not allowed to list pods, so the pods are not shown: {exc}")
+    try:
+        compiled = compile_definition(rt.entry.karta)
+        workload = resolve(compiled, obj)
+        attribution = None
+        if pods is not None:
+            lookup = make_owner_lookup(client, session.discovery())
+            uid = meta.get("uid")
+            keys = []
+            for pod in pods:
+                ref = controller_ref(pod)
+                if ref is not None and ref.get("uid") != uid:
+                    keys.append(
+                        (obj_ns, str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name")))
+                    )
+            if keys:
+                lookup.prefetch(keys)
+            attribution = attribute_pods(compiled, obj, pods, owner_lookup=lookup)
+        by_name = {str((p.get("metadata") or {}).get("name")): p for p in pods or []}
+        view = build_describe(
+            workload,
+            obj,
+            definition=rt.entry.name,
+            origin=rt.entry.origin,
+            attribution=attribution,
+            unattributed_pods=by_name,
+        )
+    except WorkloadMapError as exc:
+        raise CommandError(f'describe {rt.kind} "{name}": {exc}') from exc
+    _emit(view, fmt, pod_limit, component_limit)

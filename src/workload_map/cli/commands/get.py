@@ -1,0 +1,604 @@
+"""``wmap get (TYPE[/NAME] [NAME] | --all-types)`` (upstream-spec 5.4, plus GPU/COMPONENTS columns,
+``-A``, ``-o wide`` pod readiness and ``--watch``).
+
+Objects are read page by page (``--chunk-size``) and resolved as they arrive; only the small row
+views are kept (the raw objects too with ``-o wide``, which attributes pods), so memory stays flat
+for large listings. ``--all-types`` lists every covered kind the server serves, once, at its
+most stable covered version, and keeps a row only if no object in its controller-owner chain is
+of a covered kind (depth 6; uncovered owners fetched, cached, 8 in flight). Limitation: operators
+that track children by label or across namespaces leave no owner edge, so those children appear
+as top-level rows.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from workload_map.cli.common import (
+    ALL_FORMATS,
+    PHASES,
+    ResolvedType,
+    Session,
+    connection_options,
+    output_option,
+    resolve_output,
+    split_type_name,
+)
+from workload_map.cli.completion_support import complete_phase, complete_type_or_name
+from workload_map.cli.errors import CommandError, NoDefinitionError, WorkloadNotFoundError
+from workload_map.cli.live import controller_ref, echo_no_definition, index_pods_by_workload
+from workload_map.cli.main import get_state
+
+if TYPE_CHECKING:
+    from workload_map.cluster.discovery import APIResource
+    from workload_map.definitions_source import DefinitionEntry
+    from workload_map.resolve.compiled import CompiledDefinition
+    from workload_map.views.model import WorkloadView
+
+_SELECTOR_TERM = re.compile(
+    r"^\s*(!?\s*[A-Za-z0-9][-A-Za-z0-9_./]*"
+    r"|[A-Za-z0-9][-A-Za-z0-9_./]*\s*(=|==|!=)\s*[-A-Za-z0-9_.]*"
+    r"|[A-Za-z0-9][-A-Za-z0-9_./]*\s+(in|notin)\s+\([-A-Za-z0-9_., ]*\))\s*$"
+)
+
+
+def _split_selector(selector: str) -> list[str]:
+    parts: list[str] = []
+    depth = 0
+    cur = ""
+    for ch in selector:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return parts
+
+
+def check_selector(selector: str) -> None:
+    """kubectl-like label selector syntax check (usage error when malformed)."""
+    if not selector:
+        return
+    for term in _split_selector(selector):
+        if not _SELECTOR_TERM.match(term):
+            raise click.UsageError(f'unable to parse requirement: invalid label selector "{selector}"')
+
+
+def parse_phases(values: Sequence[str]) -> set[str]:
+    out: set[str] = set()
+    for value in values:
+        for p in value.split(","):
+            p = p.strip()
+            if not p:
+                continue
+            if p not in PHASES:
+                raise click.UsageError(f'invalid --phase "{p}": must be one of {", ".join(PHASES)}')
+            out.add(p)
+    return out
+
+
+@dataclass
+class Row:
+    view: WorkloadView
+    obj: dict[str, Any] | None
+    compiled: CompiledDefinition
+    owner: Mapping[str, Any] | None = None
+
+
+def _compiled(entry: DefinitionEntry) -> CompiledDefinition:
+    from workload_map.errors import WorkloadMapError
+    from workload_map.resolve import compile_definition
+
+    try:
+        return compile_definition(entry.karta)
+    except WorkloadMapError as exc:
+        raise CommandError(f'Karta definition "{entry.name}" cannot be used: {exc}') from exc
+
+
+def _row(
+    entry: DefinitionEntry, compiled: CompiledDefinition, obj: dict[str, Any], warn: Any, keep: bool
+) -> Row | None:
+    from workload_map.errors import WorkloadMapError
+    from workload_map.resolve import resolve
+    from workload_map.views.model import build_view
+
+    try:
+        workload = resolve(compiled, obj)
+    except WorkloadMapError as exc:
+        meta = obj.get("metadata") or {}
+        warn(f"could not resolve {obj.get('kind')}/{meta.get('name')}: {exc}")
+        return None
+    view = build_view(workload, obj, definition=entry.name, origin=entry.origin)
+    return Row(view, obj if keep else None, compiled, controller_ref(obj))
+
+
+def _pages(
+    session: Session, path: str, selector: str, chunk: int, sink: dict[str, str]
+) -> Iterator[list[dict[str, Any]]]:
+    seen: set[str] = set()
+    relisted = False
+
+    def note(_msg: str) -> None:
+        nonlocal relisted
+        relisted = True
+
+    for page in session.client().list(path, label_selector=selector or None, limit=chunk, on_relist=note):
+        sink["resourceVersion"] = str((page.get("metadata") or {}).get("resourceVersion") or "")
+        items = page["items"]
+        if relisted:
+            items = [i for i in items if (i.get("metadata") or {}).get("uid") not in seen]
+        for i in items:
+            uid = (i.get("metadata") or {}).get("uid")
+            if uid:
+                seen.add(uid)
+        yield items
+
+
+def _ns_clause(resource: APIResource | None, ns: str) -> str:
+    return f" in namespace {ns}" if resource is None or resource.namespaced else ""
+
+
+def _list_type(
+    session: Session,
+    rt: ResolvedType,
+    *,
+    namespace: str | None,
+    name: str | None,
+    selector: str,
+    chunk: int,
+    keep: bool,
+    phases: set[str],
+    sink: dict[str, str],
+    forbidden_warning: str | None = None,
+) -> list[Row]:
+    from workload_map.errors import ForbiddenError, NotFoundError
+
+    state = session.state
+    res = rt.resource
+    assert res is not None
+    compiled = _compiled(rt.entry)
+    rows: list[Row] = []
+    if name is not None:
+        try:
+            obj = session.client().get(res.path(namespace, name))
+        except NotFoundError as exc:
+            ns_text = _ns_clause(res, namespace or "")
+            raise WorkloadNotFoundError(f'{rt.kind} "{name}" not found{ns_text}') from exc
+        except ForbiddenError as exc:
+            raise CommandError(f"not allowed to read {rt.kind}: {exc}") from exc
+        sink["resourceVersion"] = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        row = _row(rt.entry, compiled, obj, state.warn, keep)
+        if row is not None and (not phases or phases & set(row.view.phases)):
+            rows.append(row)
+        return rows
+    try:
+        for items in _pages(session, res.path(namespace), selector, chunk, sink):
+            for obj in items:
+                row = _row(rt.entry, compiled, obj, state.warn, keep)
+                if row is not None and (not phases or phases & set(row.view.phases)):
+                    rows.append(row)
+    except ForbiddenError as exc:
+        if forbidden_warning is not None:
+            state.warn(forbidden_warning)
+            return []
+        raise CommandError(f"not allowed to list {rt.kind}: {exc}") from exc
+    except NotFoundError:
+        if forbidden_warning is not None:
+            return []
+        raise
+    return rows
+
+
+def _sort(rows: list[Row]) -> list[Row]:
+    rows.sort(key=lambda r: (r.view.kind, r.view.name, r.view.namespace or ""))
+    rows.sort(key=lambda r: r.view.created_at or "", reverse=True)
+    return rows
+
+
+def _add_pods(session: Session, rows: list[Row], all_namespaces: bool, namespace: str) -> list[Row]:
+    """``-o wide``: list pods once (per namespace, or once across all) and attribute them."""
+    from workload_map.cluster.owners import make_owner_lookup
+    from workload_map.errors import ForbiddenError, WorkloadMapError
+    from workload_map.resolve import resolve
+    from workload_map.resolve.pods import attribute_pods
+    from workload_map.views.model import build_view
+
+    if not rows:
+        return rows
+    namespaces = sorted({r.view.namespace or "" for r in rows})
+    pods: list[dict[str, Any]] = []
+    client = session.client()
+    try:
+        if all_namespaces and len(namespaces) > 1:
+            pods = client.list_all("/api/v1/pods")
+        else:
+            for ns in namespaces:
+                pods += client.list_all(f"/api/v1/namespaces/{ns or namespace}/pods")
+    except ForbiddenError as exc:
+        session.state.warn(f"not allowed to list pods, so READY is unknown: {exc}")
+        return rows
+    uids = {r.view.uid for r in rows if r.view.uid}
+    lookup = make_owner_lookup(client, session.discovery())
+    by_uid = index_pods_by_workload(pods, {u for u in uids if u}, lookup)
+    out: list[Row] = []
+    for r in rows:
+        if r.obj is None or r.view.uid is None:
+            out.append(r)
+            continue
+        try:
+            attribution = attribute_pods(r.compiled, r.obj, by_uid.get(r.view.uid, []), check_ownership=False)
+            workload = resolve(r.compiled, r.obj)
+        except WorkloadMapError as exc:
+            session.state.warn(f"could not attribute pods of {r.view.kind}/{r.view.name}: {exc}")
+            out.append(r)
+            continue
+        view = build_view(
+            workload, r.obj, definition=r.view.definition, origin=r.view.origin, attribution=attribution
+        )
+        out.append(Row(view, r.obj, r.compiled, r.owner))
+    return out
+
+
+def _print(
+    rows: Sequence[Row], fmt: str, *, show_type: bool, labels: Mapping[tuple[str, str], str], bare: bool
+) -> None:
+    from workload_map.views.machine import dump, envelope
+    from workload_map.views.table import render_table
+
+    views = [r.view for r in rows]
+    if fmt in ("json", "yaml"):
+        data: Any = views[0].to_dict() if bare and len(views) == 1 else envelope([v.to_dict() for v in views])
+        click.echo(dump(data, fmt), nl=False)
+        return
+    if views:
+        click.echo(render_table(views, wide=fmt == "wide", show_type=show_type, type_labels=labels), nl=False)
+
+
+def _empty_notice(all_namespaces: bool, namespace: str) -> None:
+    if all_namespaces:
+        click.echo("No workloads found in any namespace.", err=True)
+    else:
+        click.echo(f"No workloads found in namespace {namespace}.", err=True)
+
+
+# --- all types --------------------------------------------------------------------------------------
+
+
+def _all_types(
+    session: Session, *, namespace: str | None, selector: str, chunk: int, keep: bool, phases: set[str]
+) -> tuple[list[Row], dict[tuple[str, str], str]]:
+    from workload_map.cluster.discovery import version_priority
+    from workload_map.cluster.owners import make_owner_lookup
+
+    defs = session.definitions()
+    disc = session.discovery()
+    by_gk: dict[tuple[str, str], set[str]] = {}
+    for e in defs.resolvable():
+        gvk = e.gvk
+        assert gvk is not None
+        by_gk.setdefault((gvk.group, gvk.kind), set()).add(gvk.version)
+    kinds_groups: dict[str, set[str]] = {}
+    for group, kind in by_gk:
+        kinds_groups.setdefault(kind, set()).add(group)
+    labels: dict[tuple[str, str], str] = {}
+    plan: list[ResolvedType] = []
+    for (group, kind), versions in sorted(by_gk.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        served = [v for v in disc.served_versions(group, kind) if v in versions]
+        if not served:
+            continue
+        version = sorted(served, key=version_priority)[0]
+        found = defs.for_gvk(group, version, kind)
+        if len(found) != 1:
+            continue  # a collision: already warned about when loading
+        api_version = f"{group}/{version}" if group else version
+        res = disc.resource_for_kind(api_version, kind)
+        if res is None:
+            continue
+        for v in versions:
+            labels[(f"{group}/{v}" if group else v, kind)] = (
+                f"{kind}.{group}" if len(kinds_groups[kind]) > 1 and group else kind
+            )
+        plan.append(ResolvedType(kind, found[0], res))
+    tty = sys.stderr.isatty()
+    rows: list[Row] = []
+    for i, rt in enumerate(plan, 1):
+        if tty:
+            sys.stderr.write(f"\rlisting {rt.kind} ({i}/{len(plan)})...\x1b[K")
+            sys.stderr.flush()
+        rows += _list_type(
+            session,
+            rt,
+            namespace=namespace,
+            name=None,
+            selector=selector,
+            chunk=chunk,
+            keep=keep,
+            phases=phases,
+            sink={},
+            forbidden_warning=f"not allowed to list {rt.kind}, so the result leaves it out",
+        )
+    if tty:
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+    covered = set(by_gk)
+    lookup = make_owner_lookup(session.client(), disc)
+    first: list[tuple[str, str, str, str]] = []
+    for r in rows:
+        ref = r.owner
+        if ref is not None and _group_kind(ref) not in covered:
+            first.append(
+                (
+                    r.view.namespace or "",
+                    str(ref.get("apiVersion")),
+                    str(ref.get("kind")),
+                    str(ref.get("name")),
+                )
+            )
+    if first:
+        lookup.prefetch(first)
+    kept: list[Row] = []
+    for r in rows:
+        if _top_level(r, covered, lookup, session):
+            kept.append(r)
+    return kept, labels
+
+
+def _group_kind(ref: Mapping[str, Any]) -> tuple[str, str]:
+    api_version = str(ref.get("apiVersion") or "")
+    group = api_version.rpartition("/")[0]
+    return group, str(ref.get("kind") or "")
+
+
+def _top_level(r: Row, covered: set[tuple[str, str]], lookup: Any, session: Session) -> bool:
+    ref = r.owner
+    ns = r.view.namespace or ""
+    for _ in range(6):
+        if ref is None:
+            return True
+        if _group_kind(ref) in covered:
+            return False
+        try:
+            owner = lookup(ns, str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name")))
+        except Exception as exc:
+            session.state.warn(
+                f"listing {r.view.kind}/{r.view.name}, though it may belong to another workload: {exc}"
+            )
+            return True
+        if owner is None:
+            return True
+        ref = controller_ref(owner)
+    return True
+
+
+# --- watch ---------------------------------------------------------------------------------------------
+
+
+def _watch(
+    session: Session,
+    rt: ResolvedType,
+    *,
+    namespace: str | None,
+    name: str | None,
+    selector: str,
+    phases: set[str],
+    fmt: str,
+    resource_version: str,
+    printed: dict[str, Any],
+    timeout: float | None,
+    show_type: bool,
+) -> None:
+    from workload_map.errors import GoneError
+    from workload_map.views.format import columns
+    from workload_map.views.machine import dump
+    from workload_map.views.table import table_rows
+
+    res = rt.resource
+    assert res is not None
+    compiled = _compiled(rt.entry)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    rv = resource_version
+    field = f"metadata.name={name}" if name else None
+    while True:
+        remaining = None if deadline is None else max(1, int(deadline - time.monotonic()))
+        try:
+            for ev in session.client().watch(
+                res.path(namespace),
+                resource_version=rv or None,
+                label_selector=selector or None,
+                field_selector=field,
+                timeout_seconds=remaining,
+            ):
+                rv = ev.resource_version or rv
+                if ev.type not in ("ADDED", "MODIFIED", "DELETED"):
+                    continue
+                row = _row(rt.entry, compiled, ev.object, session.state.warn, False)
+                if row is None:
+                    continue
+                if phases and not phases & set(row.view.phases):
+                    continue
+                data = row.view.to_dict()
+                if ev.type == "DELETED":
+                    data["deleted"] = True
+                uid = row.view.uid or row.view.name
+                if printed.get(uid) == data:
+                    continue
+                printed[uid] = data
+                if fmt in ("json", "yaml"):
+                    click.echo(dump(data, fmt), nl=False)
+                else:
+                    rows = table_rows([row.view], wide=fmt == "wide", show_type=show_type)
+                    line = columns(rows)[1]
+                    click.echo(line + ("   (deleted)" if ev.type == "DELETED" else ""))
+                sys.stdout.flush()
+                if deadline is not None and time.monotonic() >= deadline:
+                    return
+        except GoneError:
+            sink: dict[str, str] = {}
+            for _ in _pages(session, res.path(namespace), selector, 500, sink):
+                pass
+            rv = sink.get("resourceVersion", "")
+        if deadline is not None and time.monotonic() >= deadline:
+            return
+
+
+# --- the command ----------------------------------------------------------------------------------------
+
+
+@click.command(
+    "get",
+    short_help="List workloads with phase, components and GPUs.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.argument(
+    "args", nargs=-1, metavar="(TYPE[/NAME] [NAME] | --all-types)", shell_complete=complete_type_or_name
+)
+@click.option("-A", "--all-namespaces", is_flag=True, help="List across all namespaces.")
+@click.option(
+    "--phase",
+    "phase",
+    multiple=True,
+    metavar="PHASE",
+    shell_complete=complete_phase,
+    help="Keep rows in any of these phases (repeatable, comma-separated).",
+)
+@click.option(
+    "-l", "--selector", default="", metavar="SELECTOR", help="Label selector on the workload objects."
+)
+@click.option("--chunk-size", type=int, default=500, show_default=True, help="List page size; 0 = no paging.")
+@click.option("--all-types", is_flag=True, help="List every workload type the definitions cover.")
+@click.option("-w", "--watch", is_flag=True, help="After listing, print rows again as they change.")
+@click.option("--watch-timeout", type=float, default=None, hidden=True)
+@connection_options
+@output_option(ALL_FORMATS)
+def command(
+    args: tuple[str, ...],
+    all_namespaces: bool,
+    phase: tuple[str, ...],
+    selector: str,
+    chunk_size: int,
+    all_types: bool,
+    watch: bool,
+    watch_timeout: float | None,
+) -> None:
+    """List workloads of TYPE (kind, plural, short name or kind.group), or of every covered type
+    with --all-types, with their phase, components, GPUs and age. Newest first.
+
+    \b
+    Examples:
+      wmap get jobsets -n ml-team
+      wmap get pytorchjob/llama -o json
+      wmap get --all-types -A --phase Running,Degraded
+      wmap get jobsets -w
+    """
+    state = get_state()
+    session = Session(state)
+    try:
+        _run(session, args, all_namespaces, phase, selector, chunk_size, all_types, watch, watch_timeout)
+    finally:
+        session.close()
+
+
+def _run(
+    session: Session,
+    args: tuple[str, ...],
+    all_namespaces: bool,
+    phase: tuple[str, ...],
+    selector: str,
+    chunk_size: int,
+    all_types: bool,
+    watch: bool,
+    watch_timeout: float | None,
+) -> None:
+    state = session.state
+    if all_types and args:
+        raise click.UsageError("--all-types cannot be combined with a TYPE")
+    if chunk_size < 0:
+        raise click.UsageError("--chunk-size must not be negative")
+    check_selector(selector)
+    phases = parse_phases(phase)
+    fmt = resolve_output(state, ALL_FORMATS)
+    name: str | None = None
+    slash = False
+    token = ""
+    if not all_types:
+        token, name, slash = split_type_name(args)
+        if selector and name is not None:
+            raise click.UsageError("--selector cannot be combined with a NAME")
+    if watch and all_types:
+        raise click.UsageError("--watch needs one TYPE (it cannot be combined with --all-types)")
+    namespace = session.namespace()
+    list_ns = None if all_namespaces else namespace
+    wide = fmt == "wide"
+    if all_types:
+        rows, labels = _all_types(
+            session, namespace=list_ns, selector=selector, chunk=chunk_size, keep=wide, phases=phases
+        )
+        if wide:
+            rows = _add_pods(session, rows, all_namespaces, namespace)
+        _sort(rows)
+        _print(rows, fmt, show_type=True, labels=labels, bare=False)
+        if not rows and fmt in ("table", "wide"):
+            _empty_notice(all_namespaces, namespace)
+        return
+    try:
+        rt = session.resolve_type(token)
+    except NoDefinitionError:
+        if fmt in ("json", "yaml"):
+            echo_no_definition(fmt, token=token)
+        raise
+    if rt.resource is None:
+        message = f"{rt.kind} is not installed in this cluster"
+        if name is not None:
+            raise WorkloadNotFoundError(message)
+        state.warn(message)
+        _print([], fmt, show_type=False, labels={}, bare=False)
+        if fmt in ("table", "wide"):
+            _empty_notice(all_namespaces, namespace)
+        return
+    sink: dict[str, str] = {}
+    rows = _list_type(
+        session,
+        rt,
+        namespace=list_ns,
+        name=name,
+        selector=selector,
+        chunk=chunk_size,
+        keep=wide,
+        phases=phases,
+        sink=sink,
+    )
+    if wide:
+        rows = _add_pods(session, rows, all_namespaces, namespace)
+    _sort(rows)
+    _print(rows, fmt, show_type=False, labels={}, bare=slash)
+    if not rows and fmt in ("table", "wide"):
+        _empty_notice(all_namespaces or not rt.resource.namespaced, namespace)
+    if watch:
+        sys.stdout.flush()
+        printed = {r.view.uid or r.view.name: r.view.to_dict() for r in rows}
+        rv = sink.get("resourceVersion", "")
+        _watch(
+            session,
+            rt,
+            namespace=list_ns,
+            name=name,
+            selector=selector,
+            phases=phases,
+            fmt=fmt,
+            resource_version=rv,
+            printed=printed,
+            timeout=watch_timeout,
+            show_type=False,
+        )

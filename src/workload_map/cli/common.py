@@ -1,0 +1,521 @@
+"""What every cluster-facing command shares: the kubectl connection flags, ``--definitions``,
+``--config`` and ``-o`` (accepted on the root and on each command; the command's value wins),
+config-file and environment precedence, and a lazy :class:`Session` (kubeconfig, client,
+discovery, merged definitions, type resolution).
+
+Import discipline: only click and light modules at import time (``wmap --help`` must not import
+pydantic, yaml or httpx); everything heavy is imported inside functions.
+
+Config (upstream-spec 5.1): a YAML file whose one key is ``output``. Location: ``--config`` >
+``$WMAP_CONFIG`` > ``$KARTA_CONFIG`` > ``~/.config/wmap/config.yaml`` > ``~/.karta/config.yaml``
+(a missing default file is ignored; a missing explicit one is an error). Output: ``table`` <
+config file < ``$WMAP_OUTPUT`` (or ``$KARTA_OUTPUT``) < ``-o``. A ``wide`` default from config or
+environment means ``table`` for commands without ``wide``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from workload_map.cli import exit_codes
+from workload_map.cli.errors import CommandError, NoDefinitionError
+
+if TYPE_CHECKING:
+    from workload_map.cli.main import State
+    from workload_map.cluster.client import KubeClient
+    from workload_map.cluster.discovery import APIResource, Discovery
+    from workload_map.cluster.kubeconfig import ClusterConfig, ConnectionOptions
+    from workload_map.definitions_source import DefinitionEntry, DefinitionSet
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+ALL_FORMATS = ("table", "wide", "json", "yaml")
+CONFIG_ENVS = ("WMAP_CONFIG", "KARTA_CONFIG")
+OUTPUT_ENVS = ("WMAP_OUTPUT", "KARTA_OUTPUT")
+DEFAULT_CONFIGS = ("~/.config/wmap/config.yaml", "~/.karta/config.yaml")
+PHASES = (
+    "Undefined",
+    "Resuming",
+    "Suspending",
+    "Suspended",
+    "Running",
+    "Failed",
+    "Completed",
+    "Initializing",
+    "Degraded",
+)
+
+NO_DEFINITIONS = "no Karta definitions available (catalog empty and no cluster definitions)"
+
+
+def _state(ctx: click.Context) -> State:
+    from workload_map.cli.main import State
+
+    state = ctx.find_object(State)
+    if state is None:
+        state = ctx.ensure_object(State)
+    return state
+
+
+# --- options -------------------------------------------------------------------------------------
+
+# (flags, ConnectionOptions field, help, kind) ; kind: "str" | "flag" | "multi"
+_CONNECTION: tuple[tuple[tuple[str, ...], str, str, str], ...] = (
+    (("--kubeconfig",), "kubeconfig", "Path to the kubeconfig file.", "str"),
+    (("--context",), "context", "The kubeconfig context to use.", "str"),
+    (("--cluster",), "cluster", "The kubeconfig cluster to use.", "str"),
+    (("--user",), "user", "The kubeconfig user to use.", "str"),
+    (("-n", "--namespace"), "namespace", "Namespace (default: from the kubeconfig context).", "str"),
+    (("--server", "-s"), "server", "The address of the Kubernetes API server.", "str"),
+    (("--token",), "token", "Bearer token for authentication.", "str"),
+    (("--as",), "as_user", "User to impersonate.", "str"),
+    (("--as-group",), "as_groups", "Group to impersonate (repeatable).", "multi"),
+    (("--as-uid",), "as_uid", "UID to impersonate.", "str"),
+    (("--certificate-authority",), "certificate_authority", "Path to a CA certificate file.", "str"),
+    (("--client-certificate",), "client_certificate", "Path to a client certificate file.", "str"),
+    (("--client-key",), "client_key", "Path to a client key file.", "str"),
+    (
+        ("--insecure-skip-tls-verify",),
+        "insecure_skip_tls_verify",
+        "Do not verify the server's certificate.",
+        "flag",
+    ),
+    (("--tls-server-name",), "tls_server_name", "Server name for certificate validation.", "str"),
+    (("--request-timeout",), "request_timeout", "Timeout per request (e.g. 30s, 1m).", "str"),
+    (("--cache-dir",), "cache_dir", "Discovery cache directory.", "str"),
+    (("--disable-compression",), "disable_compression", "Ask the server not to compress.", "flag"),
+)
+
+
+def _store(field: str, kind: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+    def callback(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+        if value is None or value == () or value is False:
+            return
+        state = _state(ctx)
+        if kind == "multi":
+            state.conn[field] = tuple(state.conn.get(field, ())) + tuple(value)
+        else:
+            state.conn[field] = value
+
+    return callback
+
+
+def _complete_namespaces(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[str]:
+    from workload_map.cli.completion_support import namespaces
+
+    return namespaces(ctx, incomplete)
+
+
+def connection_options(f: F) -> F:
+    """The kubectl connection flags plus ``--definitions`` and ``--config``."""
+    for flags, field, help_text, kind in reversed(_CONNECTION):
+        extra: dict[str, Any] = {}
+        if field == "namespace":
+            extra["shell_complete"] = _complete_namespaces
+        if kind == "flag":
+            opt = click.option(
+                *flags,
+                field + "_",
+                is_flag=True,
+                default=None,
+                expose_value=False,
+                callback=_store(field, kind),
+                help=help_text,
+            )
+        elif kind == "multi":
+            opt = click.option(
+                *flags,
+                field + "_",
+                multiple=True,
+                metavar="NAME",
+                expose_value=False,
+                callback=_store(field, kind),
+                help=help_text,
+            )
+        else:
+            opt = click.option(
+                *flags,
+                field + "_",
+                metavar="VALUE",
+                expose_value=False,
+                callback=_store(field, kind),
+                help=help_text,
+                **extra,
+            )
+        f = opt(f)
+    f = click.option(
+        "--definitions",
+        "definitions_",
+        multiple=True,
+        metavar="PATH",
+        expose_value=False,
+        callback=_store_definitions,
+        help="Also load Karta definitions from this file or directory (repeatable); they win per type.",
+    )(f)
+    f = click.option(
+        "--config",
+        "config_",
+        metavar="PATH",
+        expose_value=False,
+        callback=_store_config,
+        help="Config file (default $WMAP_CONFIG, ~/.config/wmap/config.yaml, ~/.karta/config.yaml).",
+    )(f)
+    return f
+
+
+def _store_definitions(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+    if value:
+        _state(ctx).definitions.extend(value)
+
+
+def _store_config(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+    if value:
+        _state(ctx).config = value
+
+
+def invalid_output(value: str, formats: Sequence[str]) -> click.UsageError:
+    return click.UsageError(
+        f'invalid argument "{value}" for "-o, --output" flag: '
+        f"invalid value: must be one of {', '.join(formats)}"
+    )
+
+
+def output_option(formats: Sequence[str] = ALL_FORMATS) -> Callable[[F], F]:
+    """``-o/--output`` accepting ``formats`` (anything else is a usage error, exit 2)."""
+
+    def callback(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+        if value is None:
+            return
+        if value not in formats:
+            raise invalid_output(value, formats)
+        _state(ctx).output = value
+
+    def complete(_ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[str]:
+        return [f for f in formats if f.startswith(incomplete)]
+
+    def decorate(f: F) -> F:
+        opt = click.option(
+            "-o",
+            "--output",
+            "output_",
+            metavar="FORMAT",
+            expose_value=False,
+            callback=callback,
+            shell_complete=complete,
+            help=f"Output format: {', '.join(formats)} (default table, or the config file's).",
+        )
+        return opt(f)
+
+    return decorate
+
+
+# --- config and output ---------------------------------------------------------------------------
+
+
+def config_path(state: State, environ: dict[str, str] | None = None) -> tuple[Path | None, bool]:
+    """The config file to read and whether it was named explicitly."""
+    env = os.environ if environ is None else environ
+    if state.config:
+        return Path(state.config).expanduser(), True
+    for name in CONFIG_ENVS:
+        if env.get(name):
+            return Path(env[name]).expanduser(), True
+    for default in DEFAULT_CONFIGS:
+        p = Path(default).expanduser()
+        if p.is_file():
+            return p, False
+    return None, False
+
+
+def read_config(state: State) -> dict[str, Any]:
+    path, explicit = config_path(state)
+    if path is None:
+        return {}
+    try:
+        text = path.read_text()
+    except FileNotFoundError as exc:
+        if explicit:
+            raise CommandError(f"config file {path} does not exist", exit_codes.USAGE) from exc
+        return {}
+    except OSError as exc:
+        raise CommandError(
+            f"cannot read config file {path}: {exc.strerror or exc}", exit_codes.USAGE
+        ) from exc
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise CommandError(f"config file {path}: invalid YAML: {exc}", exit_codes.USAGE) from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise CommandError(f"config file {path}: expected a mapping with the key output", exit_codes.USAGE)
+    unknown = sorted(str(k) for k in data if k != "output")
+    if unknown:
+        raise CommandError(
+            f'config file {path}: unknown key(s) {", ".join(unknown)} (the only key is "output")',
+            exit_codes.USAGE,
+        )
+    out = data.get("output")
+    if out is not None and out not in ALL_FORMATS:
+        raise CommandError(
+            f'config file {path}: invalid output "{out}": must be one of {", ".join(ALL_FORMATS)}',
+            exit_codes.USAGE,
+        )
+    return data
+
+
+def resolve_output(state: State, formats: Sequence[str]) -> str:
+    """``-o`` > ``$WMAP_OUTPUT``/``$KARTA_OUTPUT`` > config file > ``table``."""
+    if state.output is not None:
+        if state.output not in formats:
+            raise invalid_output(state.output, formats)
+        return state.output
+    chosen: str | None = None
+    for name in OUTPUT_ENVS:
+        value = os.environ.get(name)
+        if value:
+            if value not in ALL_FORMATS:
+                raise CommandError(
+                    f'${name}: invalid output "{value}": must be one of {", ".join(ALL_FORMATS)}',
+                    exit_codes.USAGE,
+                )
+            chosen = value
+            break
+    if chosen is None:
+        chosen = read_config(state).get("output") or "table"
+    if chosen not in formats:
+        chosen = "table"
+    return chosen
+
+
+# --- session -------------------------------------------------------------------------------------
+
+
+@dataclass
+class ResolvedType:
+    """A TYPE token resolved to a definition and (when the server serves it) a resource."""
+
+    token: str
+    entry: DefinitionEntry
+    resource: APIResource | None
+
+    @property
+    def kind(self) -> str:
+        gvk = self.entry.gvk
+        return gvk.kind if gvk is not None else self.token
+
+    @property
+    def api_version(self) -> str:
+        gvk = self.entry.gvk
+        assert gvk is not None
+        return gvk.api_version
+
+
+class Session:
+    """Lazily built connection pieces for one command run."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self._config: ClusterConfig | None = None
+        self._client: KubeClient | None = None
+        self._discovery: Discovery | None = None
+        self._definitions: DefinitionSet | None = None
+
+    # connection
+    def options(self, **overrides: Any) -> ConnectionOptions:
+        from workload_map.cluster.kubeconfig import ConnectionOptions
+
+        values = dict(self.state.conn)
+        values.update(overrides)
+        return ConnectionOptions(**values)
+
+    def cluster_config(self) -> ClusterConfig:
+        if self._config is None:
+            from workload_map.cluster.kubeconfig import load_cluster_config
+
+            self._config = load_cluster_config(self.options())
+        return self._config
+
+    def has_kubeconfig(self) -> bool:
+        from workload_map.errors import ConfigurationError
+
+        try:
+            self.cluster_config()
+        except ConfigurationError:
+            return False
+        return True
+
+    def client(self) -> KubeClient:
+        if self._client is None:
+            from workload_map.cluster.client import KubeClient
+
+            self._client = KubeClient(self.cluster_config(), on_warning=self.state.warn)
+        return self._client
+
+    def discovery(self) -> Discovery:
+        if self._discovery is None:
+            from workload_map.cluster.discovery import Discovery
+
+            self._discovery = Discovery(self.client())
+        return self._discovery
+
+    def namespace(self) -> str:
+        ns = self.state.conn.get("namespace")
+        if ns:
+            return str(ns)
+        try:
+            return self.cluster_config().namespace
+        except Exception:
+            return "default"
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    # definitions
+    def definitions(self, *, cluster: bool = True) -> DefinitionSet:
+        """Catalog + cluster Kartas (best effort) + ``--definitions``; warnings queued once."""
+        if self._definitions is None:
+            from workload_map.definitions_source import KARTA_RESOURCE_PATH, load_definition_set
+            from workload_map.errors import ConfigurationError
+
+            list_kartas: Callable[[], list[dict[str, Any]]] | None = None
+            if cluster:
+                try:
+                    client = self.client()
+                except ConfigurationError:
+                    client = None
+                if client is not None:
+                    c = client
+
+                    def list_kartas() -> list[dict[str, Any]]:
+                        return c.list_all(KARTA_RESOURCE_PATH)
+
+            self._definitions = load_definition_set(
+                list_kartas=list_kartas, local_paths=list(self.state.definitions)
+            )
+            for w in self._definitions.warnings:
+                self.state.warn(w.message)
+        if not self._definitions.entries:
+            raise NoDefinitionError(NO_DEFINITIONS)
+        return self._definitions
+
+    # type resolution (upstream-spec 5.3, plus plural/short forms offline)
+    def resolve_type(self, token: str) -> ResolvedType:
+        from workload_map.cluster.discovery import discovery_error
+        from workload_map.definitions_source import kind_version_group
+        from workload_map.errors import AmbiguousResourceTypeError, ClusterError, UnknownResourceTypeError
+
+        defs = self.definitions()
+        disc = self.discovery()
+        try:
+            matches = disc.resolve_type(token)
+        except (UnknownResourceTypeError, AmbiguousResourceTypeError):
+            matches = []
+        except ClusterError as exc:
+            raise CommandError(discovery_error(token, exc)) from exc
+        for m in matches:
+            found = defs.for_gvk(m.group, m.version, m.kind)
+            if len(found) == 1:
+                return ResolvedType(token, found[0], m)
+            if len(found) > 1:
+                raise _claimed_twice(found)
+        candidates: list[DefinitionEntry] = []
+        for m in matches:
+            for e in defs.for_group_kind(m.group, m.kind):
+                if e not in candidates:
+                    candidates.append(e)
+        if not candidates:
+            candidates = defs.match_token(token)
+        if not candidates:
+            raise NoDefinitionError(f'no Karta definition covers "{token}"')
+        keys = {e.key for e in candidates}
+        if len(candidates) > 1 and len(keys) == 1:
+            raise _claimed_twice(candidates)
+        if len(candidates) > 1:
+            # prefer the one the server serves, if exactly one is served
+            served = [e for e in candidates if self._resource_for(e) is not None]
+            if len(served) == 1:
+                return ResolvedType(token, served[0], self._resource_for(served[0]))
+            forms = ", ".join(kind_version_group(e.gvk) for e in candidates if e.gvk is not None)
+            raise CommandError(
+                f'"{token}" matches more than one Karta definition, retry with one of: {forms}',
+                exit_codes.USAGE,
+            )
+        entry = candidates[0]
+        return ResolvedType(token, entry, self._resource_for(entry))
+
+    def _resource_for(self, entry: DefinitionEntry) -> APIResource | None:
+        gvk = entry.gvk
+        if gvk is None:
+            return None
+        return self.discovery().resource_for_kind(gvk.api_version, gvk.kind)
+
+
+def _claimed_twice(found: Sequence[DefinitionEntry]) -> CommandError:
+    from workload_map.definitions_source import kind_version_group
+
+    gvk = found[0].gvk
+    assert gvk is not None
+    names = ", ".join(f'"{e.name}"' for e in found)
+    return CommandError(
+        f"{len(found)} Karta definitions claim {kind_version_group(gvk)}: {names}; "
+        "remove one from the cluster",
+        exit_codes.USAGE,
+    )
+
+
+def no_definition_object(*, token: str | None = None, gvk: str | None = None) -> dict[str, str]:
+    """The machine-readable no-definition error (``schemas/error.v1.json``)."""
+    out: dict[str, str] = {"error": "no_definition_for_type"}
+    if token is not None:
+        out["type"] = token
+    if gvk is not None:
+        out["gvk"] = gvk
+    out["message"] = "no Karta definition covers this workload type"
+    out["hint"] = (
+        '"wmap definitions" lists the types Karta covers; apply a Karta definition to the cluster '
+        "to cover this one"
+    )
+    return out
+
+
+def split_type_name(args: Sequence[str]) -> tuple[str, str | None, bool]:
+    """``TYPE``, ``TYPE/NAME`` or ``TYPE NAME`` -> (type, name, slash form). Usage errors as spec 5.4."""
+    if not args:
+        raise click.UsageError("a TYPE is required, or --all-types")
+    if len(args) > 2:
+        raise click.UsageError(f"expected TYPE[/NAME] [NAME], got {len(args)} arguments")
+    first = args[0]
+    name: str | None = None
+    slash = False
+    type_token = first
+    if "/" in first:
+        type_token, _, name = first.partition("/")
+        slash = True
+        if not type_token:
+            raise click.UsageError(f'TYPE is empty in "{first}"')
+        if not name:
+            raise click.UsageError(f'NAME is empty in "{first}"')
+        if "/" in name:
+            raise click.UsageError(f'NAME must not contain "/": "{name}"')
+    elif not first:
+        raise click.UsageError(f'TYPE is empty in "{first}"')
+    if len(args) == 2:
+        second = args[1]
+        if name is not None:
+            raise click.UsageError(f'NAME given twice: as "{name}" and as "{second}"')
+        if not second:
+            raise click.UsageError(f'NAME is empty in "{second}"')
+        if "/" in second:
+            raise click.UsageError(f'NAME must not contain "/": "{second}"')
+        name = second
+    return type_token, name, slash

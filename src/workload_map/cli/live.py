@@ -1,0 +1,162 @@
+"""Shared pieces of the live commands: reading manifests, pod ownership indexes, errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from workload_map.cli import exit_codes
+from workload_map.cli.errors import CommandError, NoDefinitionError
+
+if TYPE_CHECKING:
+    from workload_map.cli.common import Session
+    from workload_map.definitions_source import DefinitionEntry, DefinitionSet
+
+MAX_OWNER_DEPTH = 6
+
+__all__ = [
+    "echo_no_definition",
+    "entry_for_manifest",
+    "index_pods_by_workload",
+    "read_manifest",
+]
+
+
+def read_manifest(path: str) -> dict[str, Any]:
+    """One workload manifest from a file or ``-`` (stdin); usage errors as spec 5.5."""
+    import sys
+
+    import yaml
+
+    label = "stdin" if path == "-" else path
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8-sig") as fh:
+                text = fh.read()
+    except OSError as exc:
+        raise CommandError(f"cannot read {label}: {exc.strerror or exc}", exit_codes.USAGE) from exc
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"{label}: not UTF-8 text ({exc.reason})", exit_codes.USAGE) from exc
+    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        docs = [d for d in yaml.load_all(text, Loader=loader) if d is not None]
+    except yaml.YAMLError as exc:
+        raise CommandError(f"{label}: invalid YAML: {exc}", exit_codes.USAGE) from exc
+    if len(docs) > 1:
+        raise CommandError(
+            f"{label} holds more than one document; describe reads one workload", exit_codes.USAGE
+        )
+    doc = docs[0] if docs else None
+    if not isinstance(doc, dict) or not doc.get("apiVersion") or not doc.get("kind"):
+        raise CommandError(
+            f"{label} declares no apiVersion and kind, so there is nothing to resolve it by", exit_codes.USAGE
+        )
+    return doc
+
+
+def split_api_version(api_version: str) -> tuple[str, str]:
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+def entry_for_manifest(defs: DefinitionSet, obj: Mapping[str, Any]) -> DefinitionEntry:
+    """Exact GVK first, else the same group and kind at any version (one match), spec 5.5."""
+    from workload_map.cli.common import _claimed_twice
+    from workload_map.definitions_source import kind_version_group
+
+    api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
+    group, version = split_api_version(api_version)
+    exact = defs.for_gvk(group, version, kind)
+    if len(exact) == 1:
+        return exact[0]
+    if len(exact) > 1:
+        raise _claimed_twice(exact)
+    near = defs.for_group_kind(group, kind)
+    if len(near) == 1:
+        return near[0]
+    if len(near) > 1:
+        forms = ", ".join(kind_version_group(e.gvk) for e in near if e.gvk is not None)
+        raise CommandError(
+            f'"{kind}.{group}" matches more than one Karta definition, retry with one of: {forms}',
+            exit_codes.USAGE,
+        )
+    raise NoDefinitionError(f"no Karta definition covers this workload type: {group}/{version}, Kind={kind}")
+
+
+def echo_no_definition(fmt: str, *, token: str | None = None, gvk: str | None = None) -> None:
+    """For ``-o json|yaml``: the machine-readable no-definition object on stdout."""
+    from workload_map.cli.common import no_definition_object
+    from workload_map.views.machine import dump
+
+    click.echo(dump(no_definition_object(token=token, gvk=gvk), fmt), nl=False)
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    m = obj.get("metadata")
+    return m if isinstance(m, Mapping) else {}
+
+
+def controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    refs = _meta(obj).get("ownerReferences")
+    if not isinstance(refs, list):
+        return None
+    ctrl = [r for r in refs if isinstance(r, Mapping) and r.get("controller") is True]
+    return ctrl[0] if len(ctrl) == 1 else None
+
+
+def index_pods_by_workload(
+    pods: Iterable[Mapping[str, Any]],
+    workload_uids: set[str],
+    lookup: Callable[[str, str, str, str], Mapping[str, Any] | None] | None,
+) -> dict[str, list[Mapping[str, Any]]]:
+    """Pods grouped by the workload (UID in ``workload_uids``) that owns them: any owner
+    reference with the UID at some level, following controller references (through ``lookup``,
+    at most 6 levels). Unreadable owners mean "not owned"."""
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    for pod in pods:
+        current: Mapping[str, Any] = pod
+        ns = str(_meta(pod).get("namespace") or "")
+        for _ in range(MAX_OWNER_DEPTH):
+            refs = _meta(current).get("ownerReferences")
+            refs = [r for r in refs if isinstance(r, Mapping)] if isinstance(refs, list) else []
+            hit = next((r["uid"] for r in refs if r.get("uid") in workload_uids), None)
+            if hit is not None:
+                out.setdefault(str(hit), []).append(pod)
+                break
+            ctrl = controller_ref(current)
+            if ctrl is None or lookup is None:
+                break
+            try:
+                owner = lookup(ns, str(ctrl.get("apiVersion")), str(ctrl.get("kind")), str(ctrl.get("name")))
+            except Exception:
+                owner = None
+            if owner is None:
+                break
+            current = owner
+    return out
+
+
+def prefetch_owners(
+    session: Session, pods: Sequence[Mapping[str, Any]], lookup: Any, skip_uids: set[str]
+) -> None:
+    """Fetch the controllers of ``pods`` (8 in flight) unless the reference is a workload UID."""
+    keys = []
+    for pod in pods:
+        ref = controller_ref(pod)
+        if ref is None or ref.get("uid") in skip_uids:
+            continue
+        keys.append(
+            (
+                str(_meta(pod).get("namespace") or ""),
+                str(ref.get("apiVersion")),
+                str(ref.get("kind")),
+                str(ref.get("name")),
+            )
+        )
+    if keys:
+        lookup.prefetch(keys)
+    del session

@@ -1,0 +1,82 @@
+"""``get`` tables: one row per :class:`~workload_map.views.model.WorkloadView`.
+
+Columns: ``NAME  NAMESPACE  [TYPE]  PHASE  COMPONENTS  GPU  AGE``; ``-o wide`` adds ``READY``
+(ready/total pods, from one pod list per namespace), ``CPU``, ``MEMORY`` and ``ORIGIN``. TYPE
+appears with ``--all-types`` (the Kind, ``Kind.group`` when the Kind is covered in several
+groups). COMPONENTS lists pod-bearing components (or instances) as ``name:desired``, or
+``name:ready/desired`` when pods were listed, at most :data:`MAX_COMPONENTS` then ``+N``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+from workload_map.views.format import age, columns, cpu_text, memory_text
+from workload_map.views.model import WorkloadView
+
+MAX_COMPONENTS = 4
+
+__all__ = ["MAX_COMPONENTS", "components_text", "render_table", "table_rows"]
+
+
+def components_text(view: WorkloadView, limit: int = MAX_COMPONENTS) -> str:
+    parts: list[str] = []
+    for c in view.components[:limit]:
+        parts.append(f"{c.name}:{c.desired}" if c.ready is None else f"{c.name}:{c.ready}/{c.desired}")
+    hidden = len(view.components) - limit
+    if hidden > 0:
+        parts.append(f"+{hidden}")
+    return ",".join(parts) if parts else "<none>"
+
+
+def table_rows(
+    views: Sequence[WorkloadView],
+    *,
+    wide: bool = False,
+    show_type: bool = False,
+    type_labels: Mapping[tuple[str, str], str] | None = None,
+    now: datetime | None = None,
+) -> list[list[str]]:
+    header = ["NAME", "NAMESPACE"]
+    if show_type:
+        header.append("TYPE")
+    header += ["PHASE", "COMPONENTS"]
+    if wide:
+        header.append("READY")
+    header.append("GPU")
+    if wide:
+        header += ["CPU", "MEMORY"]
+    header.append("AGE")
+    if wide:
+        header.append("ORIGIN")
+    rows = [header]
+    for v in views:
+        row = [v.name, v.namespace or "<none>"]
+        if show_type:
+            label = (type_labels or {}).get((v.api_version, v.kind), v.kind)
+            row.append(label)
+        row += [",".join(v.phases), components_text(v)]
+        if wide:
+            row.append("<unknown>" if v.pods_total is None else f"{v.pods_ready or 0}/{v.pods_total}")
+        row.append(str(v.resources.gpus))
+        if wide:
+            row += [cpu_text(v.resources.cpu_millis), memory_text(v.resources.memory_bytes)]
+        row.append(age(v.created_at, now))
+        if wide:
+            row.append(v.origin)
+        rows.append(row)
+    return rows
+
+
+def render_table(
+    views: Sequence[WorkloadView],
+    *,
+    wide: bool = False,
+    show_type: bool = False,
+    type_labels: Mapping[tuple[str, str], str] | None = None,
+    now: datetime | None = None,
+) -> str:
+    """The table text (with a trailing newline)."""
+    rows = table_rows(views, wide=wide, show_type=show_type, type_labels=type_labels, now=now)
+    return "\n".join(columns(rows)) + "\n"
