@@ -38,9 +38,11 @@ import yaml
 
 from tests.support.apiserver_binary import ensure_apiserver_binary, ensure_etcd
 
-DEFAULT_READY_TIMEOUT = 90.0
+#: Per wait (etcd healthy, apiserver ready); raise it with $WMAP_CLUSTER_READY_TIMEOUT on slow machines.
+DEFAULT_READY_TIMEOUT = float(os.environ.get("WMAP_CLUSTER_READY_TIMEOUT", "90"))
 STOP_GRACE = 10.0
 SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
+DIR_PREFIX = "wmap-cluster-"
 
 #: Users in the token file of every cluster: name -> groups.
 DEFAULT_USERS: dict[str, tuple[str, ...]] = {
@@ -102,6 +104,28 @@ def _default_base_dir() -> str | None:
     if st.f_bavail * st.f_frsize >= 2 << 30 and os.access(shm, os.W_OK):
         return shm
     return None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _sweep_stale_dirs(base: str | None) -> None:
+    """Remove cluster dirs left behind by test processes that were killed (they hold RAM in /dev/shm)."""
+    root = Path(base or tempfile.gettempdir())
+    for candidate in root.glob(f"{DIR_PREFIX}*"):
+        try:
+            pid = int((candidate / "owner.pid").read_text())
+        except (OSError, ValueError):
+            continue
+        if not _pid_alive(pid):
+            shutil.rmtree(candidate, ignore_errors=True)
 
 
 def _tail(path: Path, lines: int = 40) -> str:
@@ -226,7 +250,9 @@ class TestCluster:
         began = time.monotonic()
         apiserver = self._apiserver_binary or ensure_apiserver_binary()
         etcd = ensure_etcd()
-        self.dir = Path(tempfile.mkdtemp(prefix="wmap-cluster-", dir=self._base_dir))
+        _sweep_stale_dirs(self._base_dir)
+        self.dir = Path(tempfile.mkdtemp(prefix=DIR_PREFIX, dir=self._base_dir))
+        (self.dir / "owner.pid").write_text(f"{os.getpid()}\n")
         _LIVE.add(self)
         try:
             self._write_credentials()

@@ -8,23 +8,22 @@ file for each; pass ``prefer=`` to pick the other, or :func:`swap_crd` on a runn
 
 from __future__ import annotations
 
-import copy
+import contextlib
 import hashlib
 import json
+import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
 import yaml
 
-from tests.support.apiserver_binary import shared_dir
+from tests.support.apiserver_binary import cache_dir, shared_dir
 from tests.support.kube import KubeApiError, KubeTestClient
 
-try:
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader
-except AttributeError:  # PyYAML without libyaml
-    _Loader = yaml.SafeLoader
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
 
 Obj = dict[str, Any]
 
@@ -74,14 +73,43 @@ def corpus_files(directory: Path | None = None) -> list[Path]:
     return sorted(p for p in base.rglob("*.yaml") if p.is_file())
 
 
+_MEMO: dict[str, bytes] = {}
+
+
 def corpus_crds(
     *, prefer: Mapping[str, str] | None = None, directory: Path | None = None
 ) -> list[tuple[Path, Obj]]:
     """(file, CRD doc) for every CRD in the corpus, one per CRD name (conflicts resolved by ``prefer``,
-    which is merged over :data:`DEFAULT_PREFER`). An unresolved conflict is an error."""
-    base = directory or crds_dir()
+    which is merged over :data:`DEFAULT_PREFER`). An unresolved conflict is an error.
+
+    Parsing the ~23 MB of YAML takes 4-10 s, so the result is kept as JSON in the cache dir, keyed
+    by :func:`corpus_fingerprint` (and in memory). Every call returns fresh objects."""
+    base = (directory or crds_dir()).resolve()
     if not base.is_dir():
         raise FileNotFoundError(f"CRD corpus not found at {base} (set WMAP_SHARED_DIR)")
+    fingerprint = corpus_fingerprint(prefer=prefer, directory=base)
+    key = hashlib.sha256(f"{base}\n{fingerprint}".encode()).hexdigest()[:32]
+    if key in _MEMO:
+        return [(Path(p), doc) for p, doc in orjson.loads(_MEMO[key])]
+    cached = cache_dir() / "crd-corpus" / f"{key}.json"
+    if directory is None:  # the shared corpus only; never cache ad-hoc directories
+        with contextlib.suppress(OSError, ValueError):
+            raw = cached.read_bytes()
+            pairs = orjson.loads(raw)
+            _MEMO[key] = raw
+            return [(Path(p), doc) for p, doc in pairs]
+    _MEMO[key] = orjson.dumps([[str(p), doc] for p, doc in _parse_corpus(base, prefer)])
+    if directory is None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        for old in cached.parent.glob("*.json"):
+            old.unlink(missing_ok=True)
+        tmp = cached.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_bytes(_MEMO[key])
+        os.replace(tmp, cached)
+    return [(Path(p), doc) for p, doc in orjson.loads(_MEMO[key])]
+
+
+def _parse_corpus(base: Path, prefer: Mapping[str, str] | None) -> list[tuple[Path, Obj]]:
     choices = {**DEFAULT_PREFER, **(prefer or {})}
     by_name: dict[str, list[tuple[Path, Obj]]] = {}
     for path in corpus_files(base):
@@ -135,7 +163,7 @@ def _strip(node: Any) -> Any:
 def downlevel_crd(doc: Mapping[str, Any]) -> Obj:
     """A copy of the CRD that kube-apiserver v1.20 accepts: unsupported schema keywords removed
     everywhere, ``default: ""`` dropped from string properties, top-level ``status`` dropped."""
-    out: Obj = _strip(copy.deepcopy(dict(doc)))
+    out: Obj = _strip(dict(doc))  # _strip builds new dicts and lists all the way down
     out.pop("status", None)
     return out
 
@@ -205,7 +233,7 @@ def swap_crd(client: KubeTestClient, crd: Path | Mapping[str, Any], *, timeout: 
     """Replace an installed CRD with another definition of the same name (e.g. the training-operator
     MPIJob instead of mpi-operator's). Deletes the old CRD, and with it all its objects, first."""
     doc = load_crd_docs([crd])[0] if isinstance(crd, Path) else dict(crd)
-    name = doc["metadata"]["name"]
+    name = str(doc["metadata"]["name"])
     deadline = time.monotonic() + timeout
     try:
         client.request("DELETE", f"{CRD_PATH}/{name}")

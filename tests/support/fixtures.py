@@ -42,7 +42,7 @@ from tests.support.cluster import ClusterError, TestCluster
 from tests.support.kube import KubeTestClient
 
 SKIP_ENV = "WMAP_SKIP_CLUSTER_TESTS"
-SEED_FORMAT = 1
+SEED_FORMAT = 2
 
 #: What the last session cluster start did, for the terminal summary.
 CLUSTER_REPORT: dict[str, Any] = {}
@@ -67,6 +67,18 @@ def _seed_key(prefer: Mapping[str, str] | None) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
+def _wait_groups_served(client: KubeTestClient, groups: set[str], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        served = {g["name"] for g in client.request("GET", "/apis").get("groups", [])}
+        missing = groups - served
+        if not missing:
+            return
+        if time.monotonic() >= deadline:
+            raise ClusterError(f"API groups not served {timeout:.0f}s after start: {sorted(missing)}")
+        time.sleep(0.2)
+
+
 def _store_seed(cluster: TestCluster, key: str, names: Sequence[str]) -> None:
     root = _seed_root()
     root.mkdir(parents=True, exist_ok=True)
@@ -74,7 +86,8 @@ def _store_seed(cluster: TestCluster, key: str, names: Sequence[str]) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     cluster.save_etcd_data(tmp / "etcd")
-    (tmp / "crds.json").write_text(json.dumps(list(names), indent=1) + "\n")
+    info = [{"name": name, "group": name.split(".", 1)[1]} for name in names]
+    (tmp / "crds.json").write_text(json.dumps(info, indent=1) + "\n")
     try:
         os.rename(tmp, root / key)
     except OSError:  # another session stored the same seed meanwhile
@@ -101,13 +114,25 @@ def start_corpus_cluster(
     seed_dir = _seed_root() / key if use_seed else None
     seeded = seed_dir is not None and (seed_dir / "crds.json").is_file()
     cluster = TestCluster(etcd_seed=seed_dir / "etcd" if seeded and seed_dir else None)
-    cluster.start()
+    try:
+        cluster.start()
+    except ClusterError:
+        if not seeded or seed_dir is None:
+            raise
+        # A broken seed must not break every later session: drop it and start from scratch.
+        shutil.rmtree(seed_dir, ignore_errors=True)
+        seeded = False
+        cluster = TestCluster()
+        cluster.start()
     try:
         client = KubeTestClient(cluster.server, cluster.admin_token, cluster.ca_file)
         t_crds = time.monotonic()
         if seeded and seed_dir is not None:
-            names: list[str] = json.loads((seed_dir / "crds.json").read_text())
-            crds.wait_established(client, names)
+            seed_info = json.loads((seed_dir / "crds.json").read_text())
+            names: list[str] = [entry["name"] for entry in seed_info]
+            # Established is already stored in etcd; wait until every group is served (cheap,
+            # unlike listing ~20 MB of CRDs).
+            _wait_groups_served(client, {entry["group"] for entry in seed_info})
         else:
             names = crds.install_corpus(client, prefer=prefer)
         cluster.timings["corpus_crds"] = time.monotonic() - t_crds
