@@ -62,21 +62,11 @@ class ResourceTotals:
     def __add__(self, other: ResourceTotals) -> ResourceTotals:
         if not isinstance(other, ResourceTotals):
             return NotImplemented
-        if other.is_empty:
-            return self
-        if self.is_empty:
-            return other
-        return ResourceTotals(
-            cpu_millis=self.cpu_millis + other.cpu_millis,
-            memory_bytes=self.memory_bytes + other.memory_bytes,
-            gpus=self.gpus + other.gpus,
-            extended=_merge(self.extended, other.extended),
-            claims=_merge(self.claims, other.claims),
-        )
+        return sum_totals((self, other))
 
     def times(self, n: int) -> ResourceTotals:
         """These resources ``n`` times (``n`` pods of the same shape)."""
-        if n == 1 or self.is_empty:
+        if n == 1 or self is EMPTY_TOTALS:
             return self
         if n == 0:
             return EMPTY_TOTALS
@@ -102,21 +92,41 @@ EMPTY_TOTALS = ResourceTotals()
 
 
 def sum_totals(items: Iterable[ResourceTotals]) -> ResourceTotals:
-    total = EMPTY_TOTALS
+    """The sum of ``items`` (one pass; the single non-empty item is returned as is)."""
+    cpu = memory = gpus = 0
+    extended: dict[str, int] | None = None
+    claims: dict[str, int] | None = None
+    last = EMPTY_TOTALS
+    count = 0
     for item in items:
-        total = total + item
-    return total
-
-
-def _merge(a: Mapping[str, int], b: Mapping[str, int]) -> Mapping[str, int]:
-    if not b:
-        return a
-    if not a:
-        return b
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = out.get(k, 0) + v
-    return MappingProxyType(out)
+        if item is EMPTY_TOTALS:
+            continue
+        count += 1
+        last = item
+        cpu += item.cpu_millis
+        memory += item.memory_bytes
+        gpus += item.gpus
+        if item.extended:
+            if extended is None:
+                extended = dict(item.extended)
+            else:
+                for k, v in item.extended.items():
+                    extended[k] = extended.get(k, 0) + v
+        if item.claims:
+            if claims is None:
+                claims = dict(item.claims)
+            else:
+                for k, v in item.claims.items():
+                    claims[k] = claims.get(k, 0) + v
+    if count <= 1:
+        return last
+    return ResourceTotals(
+        cpu_millis=cpu,
+        memory_bytes=memory,
+        gpus=gpus,
+        extended=MappingProxyType(extended) if extended else _EMPTY,
+        claims=MappingProxyType(claims) if claims else _EMPTY,
+    )
 
 
 # --- per-pod computation (exact, nano-units) ---------------------------------------------
@@ -315,7 +325,7 @@ def to_totals(reqs: Mapping[str, int], claims: Mapping[str, int] | None = None) 
             memory = -(-nanos // NANO) if nanos >= 0 else to_units(nanos)
         else:
             extended[name] = -(-nanos // NANO) if nanos >= 0 else to_units(nanos)
-    gpus = sum(extended.get(name, 0) for name in GPU_RESOURCES)
+    gpus = extended.get("nvidia.com/gpu", 0) + extended.get("amd.com/gpu", 0) if extended else 0
     return ResourceTotals(
         cpu_millis=cpu,
         memory_bytes=memory,
