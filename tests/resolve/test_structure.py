@@ -537,3 +537,28 @@ def test_import_workload_map_is_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "workload_map.resolve.resolver"
+
+
+def test_dotted_component_names_keep_field_names() -> None:
+    k = structure(ROOT, multi("svc.v1", spec=".spec.items[1:][].pod"))
+    with pytest.raises(ResolveFieldError) as info:
+        resolve(k, items("a", "b"))
+    assert info.value.component == "svc.v1"
+    assert info.value.field == "specDefinition.podSpecPath"
+
+
+def test_gang_member_expressions_are_compiled() -> None:
+    k = karta(
+        {
+            "structureDefinition": {"rootComponent": ROOT},
+            "optimizationInstructions": {
+                "gangScheduling": {
+                    "podGroups": [{"name": "g", "members": [{"componentName": "root", "filters": [".x["]}]}]
+                }
+            },
+        }
+    )
+    with pytest.raises(DefinitionError) as info:
+        compile_definition(k)
+    assert "podGroups[g].members[0].filters[0]: invalid jq" in str(info.value)
+    assert 'component ""' not in str(info.value)

@@ -49,11 +49,14 @@ _FRAGMENT_WIRE = {
 
 @dataclass(frozen=True)
 class CompiledExpression:
-    """One compiled jq expression with its source text and where it sits in the definition."""
+    """One compiled jq expression with its source text and where it sits in the definition:
+    ``field`` is the definition field (``specDefinition.podSpecPath``), ``location`` is
+    ``<component>.<field>`` (just the field for definition-level expressions)."""
 
     location: str
     source: str
     expr: Expression
+    field: str = ""
 
 
 @dataclass(frozen=True)
@@ -209,7 +212,7 @@ class _Compiler:
             where.append(field_name)
         return DefinitionError(f"{', '.join(where)}: {detail}")
 
-    def expr(self, component: str, location: str, source: str | None) -> CompiledExpression | None:
+    def expr(self, component: str | None, location: str, source: str | None) -> CompiledExpression | None:
         if source is None:
             return None
         try:
@@ -218,9 +221,10 @@ class _Compiler:
             raise self.fail(component, location, f"invalid jq {source!r}: {exc}") from exc
         except Exception as exc:  # the engine must not leak raw errors; report them as ours
             raise self.fail(component, location, f"invalid jq {source!r}: {exc}") from exc
-        return CompiledExpression(location=f"{component}.{location}", source=source, expr=compiled)
+        where = location if component is None else f"{component}.{location}"
+        return CompiledExpression(location=where, source=source, expr=compiled, field=location)
 
-    def required(self, component: str, location: str, source: str) -> CompiledExpression:
+    def required(self, component: str | None, location: str, source: str) -> CompiledExpression:
         compiled = self.expr(component, location, source)
         assert compiled is not None
         return compiled
@@ -409,13 +413,13 @@ class _Compiler:
                 group_by = None
                 if member.group_by_key_paths is not None:
                     group_by = tuple(
-                        self.required("", f"{loc}.groupByKeyPaths[{i}]", p)
+                        self.required(None, f"{loc}.groupByKeyPaths[{i}]", p)
                         for i, p in enumerate(member.group_by_key_paths)
                     )
                 filters = None
                 if member.filters is not None:
                     filters = tuple(
-                        self.required("", f"{loc}.filters[{i}]", p) for i, p in enumerate(member.filters)
+                        self.required(None, f"{loc}.filters[{i}]", p) for i, p in enumerate(member.filters)
                     )
                 members.append(
                     CompiledGangMember(

@@ -54,9 +54,7 @@ def evaluate(definition: str, component: str, ce: CompiledExpression, data: Any)
 
 
 def _field(ce: CompiledExpression) -> str:
-    # location is "<component>.<field path>"
-    _, _, rest = ce.location.partition(".")
-    return rest or ce.location
+    return ce.field or ce.location
 
 
 def instance_ids(comp: CompiledComponent, definition: str, data: Any) -> tuple[str, ...]:

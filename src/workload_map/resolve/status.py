@@ -107,7 +107,7 @@ def _matches(
             raise ResolveFieldError(
                 definition,
                 component,
-                ce.location.partition(".")[2],
+                ce.field or ce.location,
                 f"failed to match status: failed to evaluate matcher: {wrap_error(exc)}",
             ) from exc
         if value is None:
