@@ -193,6 +193,9 @@ def parse_replicas(value: Any, index: int) -> int | None:
 
     Raises ``ValueError`` with the message to report.
     """
+    if value.__class__ is int and 0 <= value <= _INT32_MAX:
+        n: int = value
+        return n
     if value is None:
         return None
     if isinstance(value, bool):
