@@ -412,7 +412,7 @@ def test_five_megabyte_file(tmp_path: Path) -> None:
     result = load_definitions(p)
     elapsed = time.perf_counter() - start
     assert len(result.definitions) == big.count("kind: Karta")
-    assert elapsed < 30, elapsed
+    assert elapsed < 120, elapsed  # ~7 s on a quiet 2-core machine; shared CI runners vary
     print(f"5 MB, {len(result.definitions)} definitions: {elapsed:.2f}s")
 
 
