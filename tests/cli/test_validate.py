@@ -224,6 +224,15 @@ def test_output_flag_rejected() -> None:
     rc, out, err = invoke("validate", "-o", "json", str(DATA / "valid" / "pod.yaml"))
     assert rc == 2 and out == ""
     assert "error: --output is not supported by wmap validate" in err
+    rc, out, err = invoke("-o", "yaml", "validate", str(DATA / "valid" / "pod.yaml"))
+    assert rc == 2 and out == ""
+    assert "error: --output is not supported by wmap validate" in err
+
+
+def test_configured_output_does_not_affect_validate(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WMAP_OUTPUT", "json")
+    rc, out, _ = invoke("validate", str(DATA / "valid" / "pod.yaml"))
+    assert rc == 0 and out.startswith("OK: pod ")
 
 
 def test_exactly_one_argument() -> None:

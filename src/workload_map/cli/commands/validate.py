@@ -53,9 +53,10 @@ def command(source: str, strict: bool, quiet: bool, output: str | None) -> None:
     Runs upstream's rules (same messages), static jq checks and extra checks; findings carry
     file:line:column and a code (see docs/validation.md). Exit 0 valid, 1 invalid, 2 unreadable
     or not a definition."""
-    if output is not None:
-        raise click.UsageError(messages.output_not_supported(f"{PROG} validate"))
     state = get_state()
+    # Rejected whether given to validate or to the root (``wmap -o json validate``).
+    if output is not None or getattr(state, "output", None) is not None:
+        raise click.UsageError(messages.output_not_supported(f"{PROG} validate"))
     result = load_definitions(source, strict=strict)
 
     entries: list[tuple[tuple[int, int, int], LoadedDefinition | RejectedDocument]] = []
