@@ -562,3 +562,14 @@ def test_gang_member_expressions_are_compiled() -> None:
         compile_definition(k)
     assert "podGroups[g].members[0].filters[0]: invalid jq" in str(info.value)
     assert 'component ""' not in str(info.value)
+
+
+def test_resolved_objects_are_ordinary_frozen_dataclasses() -> None:
+    import dataclasses
+
+    w = resolve(karta(JOBSET_KARTA), jobset())
+    inst = w.components["replicatedjob"].instances[1]
+    for obj in (inst, inst.scale, inst.spec, inst.resources, w.components["replicatedjob"], w.resources):
+        assert dataclasses.replace(obj) == obj
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            obj.x = 1  # type: ignore[union-attr]

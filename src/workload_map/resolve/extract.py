@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from workload_map.resolve._fast import build
 from workload_map.resolve._support import ResolveFieldError, jq_tostring, jq_type, wrap_error
 from workload_map.resolve.compiled import CompiledComponent, CompiledExpression
 from workload_map.resolve.types import ExtractedSpec, FragmentedPodSpec, Scale
@@ -147,8 +148,14 @@ def specs(comp: CompiledComponent, definition: str, data: Any, ids: tuple[str, .
     if comp.fragmented is not None:
         frags = list(_fragments(comp, definition, data, ids))
     return [
-        ExtractedSpec(
-            pod_template=templates[i], pod_spec=pod_specs[i], metadata=metas[i], fragmented=frags[i]
+        build(
+            ExtractedSpec,
+            {
+                "pod_template": templates[i],
+                "pod_spec": pod_specs[i],
+                "metadata": metas[i],
+                "fragmented": frags[i],
+            },
         )
         for i in range(n)
     ]
@@ -252,11 +259,15 @@ def scales(comp: CompiledComponent, definition: str, data: Any, ids: tuple[str, 
             f"instance ids count ({len(ids)}) does not match results count ({count})",
         )
     reps, mins, maxs = columns
+    nr, nmin, nmax = len(reps), len(mins), len(maxs)
     return [
-        Scale(
-            replicas=reps[i] if i < len(reps) else None,
-            min_replicas=mins[i] if i < len(mins) else None,
-            max_replicas=maxs[i] if i < len(maxs) else None,
+        build(
+            Scale,
+            {
+                "replicas": reps[i] if i < nr else None,
+                "min_replicas": mins[i] if i < nmin else None,
+                "max_replicas": maxs[i] if i < nmax else None,
+            },
         )
         for i in range(count)
     ]

@@ -13,6 +13,7 @@ import orjson
 
 from workload_map.errors import ResolveError, WorkloadMapError
 from workload_map.model.definition import Karta
+from workload_map.resolve._fast import build
 from workload_map.resolve._support import ResolveFieldError, jq_type
 from workload_map.resolve.compiled import CompiledComponent, CompiledDefinition, compile_definition
 from workload_map.resolve.extract import instance_ids, scales, specs
@@ -116,24 +117,30 @@ def _component(compiled: CompiledDefinition, comp: CompiledComponent, data: dict
         else:
             per_pod = total = EMPTY_TOTALS
         instances.append(
-            Instance(
-                component=comp.name,
-                id=iid,
-                index=i,
-                scale=scale,
-                spec=spec,
-                pod_resources=per_pod,
-                resources=total,
+            build(
+                Instance,
+                {
+                    "component": comp.name,
+                    "id": iid,
+                    "index": i,
+                    "scale": scale,
+                    "spec": spec,
+                    "pod_resources": per_pod,
+                    "resources": total,
+                },
             )
         )
-    return Component(
-        name=comp.name,
-        definition=comp.definition,
-        parent=comp.parent,
-        children=comp.children,
-        instances=tuple(instances),
-        status=evaluate_status(comp, dname, data),
-        resources=sum_totals(i.resources for i in instances) if pod_bearing else EMPTY_TOTALS,
+    return build(
+        Component,
+        {
+            "name": comp.name,
+            "definition": comp.definition,
+            "parent": comp.parent,
+            "children": comp.children,
+            "instances": tuple(instances),
+            "status": evaluate_status(comp, dname, data),
+            "resources": sum_totals(i.resources for i in instances) if pod_bearing else EMPTY_TOTALS,
+        },
     )
 
 

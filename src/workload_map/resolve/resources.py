@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from workload_map.resolve._fast import build
 from workload_map.resolve.quantity import NANO, parse_quantity, to_millis, to_units
 
 CPU = "cpu"
@@ -70,12 +71,19 @@ class ResourceTotals:
             return self
         if n == 0:
             return EMPTY_TOTALS
-        return ResourceTotals(
-            cpu_millis=self.cpu_millis * n,
-            memory_bytes=self.memory_bytes * n,
-            gpus=self.gpus * n,
-            extended=MappingProxyType({k: v * n for k, v in self.extended.items()}),
-            claims=MappingProxyType({k: v * n for k, v in self.claims.items()}),
+        return build(
+            ResourceTotals,
+            {
+                "cpu_millis": self.cpu_millis * n,
+                "memory_bytes": self.memory_bytes * n,
+                "gpus": self.gpus * n,
+                "extended": MappingProxyType({k: v * n for k, v in self.extended.items()})
+                if self.extended
+                else _EMPTY,
+                "claims": MappingProxyType({k: v * n for k, v in self.claims.items()})
+                if self.claims
+                else _EMPTY,
+            },
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -120,12 +128,15 @@ def sum_totals(items: Iterable[ResourceTotals]) -> ResourceTotals:
                     claims[k] = claims.get(k, 0) + v
     if count <= 1:
         return last
-    return ResourceTotals(
-        cpu_millis=cpu,
-        memory_bytes=memory,
-        gpus=gpus,
-        extended=MappingProxyType(extended) if extended else _EMPTY,
-        claims=MappingProxyType(claims) if claims else _EMPTY,
+    return build(
+        ResourceTotals,
+        {
+            "cpu_millis": cpu,
+            "memory_bytes": memory,
+            "gpus": gpus,
+            "extended": MappingProxyType(extended) if extended else _EMPTY,
+            "claims": MappingProxyType(claims) if claims else _EMPTY,
+        },
     )
 
 
@@ -326,12 +337,15 @@ def to_totals(reqs: Mapping[str, int], claims: Mapping[str, int] | None = None) 
         else:
             extended[name] = -(-nanos // NANO) if nanos >= 0 else to_units(nanos)
     gpus = extended.get("nvidia.com/gpu", 0) + extended.get("amd.com/gpu", 0) if extended else 0
-    return ResourceTotals(
-        cpu_millis=cpu,
-        memory_bytes=memory,
-        gpus=gpus,
-        extended=MappingProxyType(extended) if extended else _EMPTY,
-        claims=MappingProxyType(dict(claims)) if claims else _EMPTY,
+    return build(
+        ResourceTotals,
+        {
+            "cpu_millis": cpu,
+            "memory_bytes": memory,
+            "gpus": gpus,
+            "extended": MappingProxyType(extended) if extended else _EMPTY,
+            "claims": MappingProxyType(dict(claims)) if claims else _EMPTY,
+        },
     )
 
 

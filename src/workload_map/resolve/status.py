@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from workload_map.model.definition import ResourceStatus
+from workload_map.resolve._fast import build
 from workload_map.resolve._support import ResolveFieldError, jq_tostring, wrap_error
 from workload_map.resolve.compiled import CompiledComponent, CompiledMatcher, CompiledStatus
 from workload_map.resolve.extract import evaluate
@@ -71,11 +72,14 @@ def read_conditions(
             reason = item.get(rf) if rf else None
             message = item.get(mf) if mf else None
             out.append(
-                Condition(
-                    type=ctype,
-                    status=cstatus if isinstance(cstatus, str) else "",
-                    reason=reason if isinstance(reason, str) else None,
-                    message=message if isinstance(message, str) else None,
+                build(
+                    Condition,
+                    {
+                        "type": ctype,
+                        "status": cstatus if cstatus.__class__ is str else "",
+                        "reason": reason if reason.__class__ is str else None,
+                        "message": message if message.__class__ is str else None,
+                    },
                 )
             )
     return tuple(out)
