@@ -332,10 +332,10 @@ def js_pod(rj: str) -> dict[str, Any]:
 
 def lws_def(per_group: bool, gang: dict[str, Any] | None = None) -> Karta:
     """``per_group``: counts are per LWS group (leader 1, workers size-1), which gives KAI's
-    native size. Otherwise the catalog's shape (group scale = size, leader = replicas, workers =
+    native size. Otherwise the catalog's shape (group scale = replicas, leader = replicas, workers =
     replicas x (size-1))."""
     lws = ".spec.leaderWorkerTemplate"
-    group_scale = None if per_group else {"replicasPath": f"{lws}.size"}
+    group_scale = None if per_group else {"replicasPath": ".spec.replicas // 1"}
     leader_scale = "1" if per_group else ".spec.replicas // 1"
     worker_scale = (
         f"({lws}.size // 1) - 1" if per_group else f"(.spec.replicas // 1) * (({lws}.size // 1) - 1)"
@@ -931,13 +931,39 @@ def test_ground_truth(
     assert plan.pod_annotations() == {"pod-group-name": name}
 
 
-def test_lws_catalog_shape_follows_upstream_formula() -> None:
-    """The catalog's LWS counts are workload-wide, so upstream's own x children rule gives
-    size x (replicas + replicas x (size-1)) = 4 x 8, not KAI's native 4 (consumers.md 1.4 flags
-    it). We implement the formula as specified; the per-group definition above yields 4."""
-    plan = group_pod(lws_def(per_group=False), LWS_OBJ, lws_pod(1, 0))
-    assert plan.name == f"pg-{UID}-lws-1"
-    assert plan.min_available == 32
+def test_lws_catalog_shape_is_per_replica_group() -> None:
+    """The catalog's LWS counts are workload-wide (leader = replicas, workers = replicas x
+    (size-1)) under a replica-selected ``group`` of ``replicas``. KAI's newer library treats a
+    component with a replicaSelector as one gang per replica, so its subtree scale is
+    children / own = (2 + 6) / 2 = 4, KAI's native LWS gang (consumers.md 1.4 and 5.3). The old
+    own x children rule gave 2 x 8 = 16 here (and 4 x 8 = 32 with upstream's group = size)."""
+    for group in (0, 1):
+        for worker in (0, 3):
+            plan = group_pod(lws_def(per_group=False), LWS_OBJ, lws_pod(group, worker))
+            assert plan.name == f"pg-{UID}-lws-{group}"
+            assert plan.min_available == 4
+
+
+def test_lws_upstream_group_size_bug_still_wrong() -> None:
+    """Upstream's catalog used ``group`` replicas = ``size`` (4): per replica that is 8 / 4 = 2,
+    still not KAI's 4; the fix is in the catalog's group replicas, not in the scale rule."""
+    d = lws_def(per_group=False)
+    data = d.to_wire()
+    data["spec"]["structureDefinition"]["childComponents"][0]["scaleDefinition"] = {
+        "replicasPath": ".spec.leaderWorkerTemplate.size"
+    }
+    plan = group_pod(Karta.model_validate(data), LWS_OBJ, lws_pod(1, 0))
+    assert plan.min_available == 2
+
+
+def test_replica_selector_scale_not_dividing_keeps_children_sum() -> None:
+    obj = {**LWS_OBJ, "spec": {**LWS_OBJ["spec"], "replicas": 3}}
+    d = lws_def(per_group=False)
+    data = d.to_wire()
+    # leader count fixed at 2 while group replicas is 3: 2 + 3 x 3 = 11 does not divide by 3.
+    data["spec"]["structureDefinition"]["childComponents"][1]["scaleDefinition"] = {"replicasPath": "2"}
+    plan = group_pod(Karta.model_validate(data), obj, lws_pod(0, 0))
+    assert plan.min_available == 11
 
 
 def test_lws_missing_group_index_uses_default_key() -> None:

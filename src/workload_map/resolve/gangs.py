@@ -205,7 +205,10 @@ def subtree_scale(
     If any component has a scale definition: per instance ``minReplicas`` if > 0, else
     ``replicas`` if > 0, else 0, summed over the instances (only ``instance_id`` when given, at the
     top level); children's subtree scales summed; the result is own x children when both are
-    non-zero, else whichever is non-zero. Otherwise the leaves of the subtree are counted (a leaf
+    non-zero, else whichever is non-zero. Exception (KAI's newer library): a component with a
+    ``podSelector.replicaSelector`` forms one gang per replica, so when both are non-zero its scale
+    is children / own (the per-replica size; children as is when own does not divide them).
+    Otherwise the leaves of the subtree are counted (a leaf
     with ``instanceIdPath`` counts its instances, or 1 for a given instance).
     """
     s = _summary(definition)
@@ -222,9 +225,18 @@ def _scale(s: StructureSummary, obj: Mapping[str, Any], component: str, instance
         if instance_id is None or iid == instance_id
     )
     kids = sum(_scale(s, obj, child, None) for child in s.children.get(component, ()))
+    if own and kids and _per_replica(s, component):
+        # KAI's newer library: a replica-selected component (LWS ``group``) is one gang per
+        # replica; its children count pods workload-wide, so one replica is children / own.
+        return kids // own if kids % own == 0 else kids
     if own and kids:
         return own * kids
     return own or kids
+
+
+def _per_replica(s: StructureSummary, component: str) -> bool:
+    selector = s.definition.component(component).definition.pod_selector
+    return selector is not None and selector.replica_selector is not None
 
 
 def _count_leaves(
