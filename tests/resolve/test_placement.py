@@ -211,13 +211,13 @@ def test_lws_per_group_gangs() -> None:
             "name": "leader",
             "ownerRef": "group",
             "specDefinition": {"podTemplateSpecPath": f"{lws}.leaderTemplate"},
-            "scaleDefinition": {"replicasPath": '"1"'},
+            "scaleDefinition": {"replicasPath": ".spec.replicas // 1"},
         },
         {
             "name": "worker",
             "ownerRef": "group",
             "specDefinition": {"podTemplateSpecPath": f"{lws}.workerTemplate"},
-            "scaleDefinition": {"replicasPath": f"({lws}.size // 1) - 1"},
+            "scaleDefinition": {"replicasPath": f"(.spec.replicas // 1) * (({lws}.size // 1) - 1)"},
         },
         gang={"podGroups": [{"name": "group", "members": [{"componentName": "group"}]}]},
     )
@@ -234,10 +234,11 @@ def test_lws_per_group_gangs() -> None:
     }
     needs = placement_needs(d, obj)
     (gang,) = needs.gangs
-    # group scale 2 x (leader 1 + workers 3): the whole LWS as one gang
-    assert gang.min_pods == 8
-    assert gang.min_resources.gpus == 2 * 3 * 8
-    assert gang.min_resources.cpu_millis == 2 * (1000 + 3 * 8000)
+    # The catalog's workload-wide counts (leader 2, workers 6) under a replica-selected group of
+    # 2: one gang per LWS group of (2 + 6) / 2 = 4 pods (KAI's native LWS size).
+    assert gang.min_pods == 4
+    assert gang.min_resources.gpus == 3 * 8
+    assert gang.min_resources.cpu_millis == 1000 + 3 * 8000
 
 
 RAY = karta(

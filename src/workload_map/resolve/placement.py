@@ -182,11 +182,36 @@ def _subtree(
         if comp.has_pod_definition
         else EMPTY_TOTALS
     )
+    if own and kid_count and _is_per_replica(s, component):
+        # One gang per replica (see gangs.subtree_scale): children / own, resources likewise.
+        if kid_count % own == 0:
+            return kid_count // own, _divided(kid_res, own)
+        return kid_count, kid_res
     if own and kid_count:
         return own * kid_count, kid_res.times(own)
     if own:
         return own, own_res
     return kid_count, kid_res
+
+
+def _is_per_replica(s: StructureSummary, component: str) -> bool:
+    selector = s.definition.component(component).definition.pod_selector
+    return selector is not None and selector.replica_selector is not None
+
+
+def _divided(res: ResourceTotals, n: int) -> ResourceTotals:
+    """``res`` split into ``n`` equal replicas (each amount rounded up)."""
+
+    def part(v: int) -> int:
+        return -(-v // n)
+
+    return ResourceTotals(
+        cpu_millis=part(res.cpu_millis),
+        memory_bytes=part(res.memory_bytes),
+        gpus=part(res.gpus),
+        extended={k: part(v) for k, v in res.extended.items()},
+        claims={k: part(v) for k, v in res.claims.items()},
+    )
 
 
 def _gangs(s: StructureSummary, w: Workload, obj: Mapping[str, Any]) -> list[GangNeeds]:
