@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from workload_map.errors import ResolveError
 from workload_map.resolve.quantity import NANO, QuantityError, parse_quantity, to_millis, to_units
@@ -86,3 +90,43 @@ def test_rounding_to_millis_and_units_is_up() -> None:
 
 def test_whitespace_is_tolerated_around() -> None:
     assert parse_quantity(" 1Gi ") == 2**30 * NANO
+
+
+# --- property: parsing agrees with exact rational arithmetic --------------------------------
+
+_SUFFIX = {
+    "": Fraction(1),
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 1000),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+    "Ki": Fraction(2**10),
+    "Mi": Fraction(2**20),
+    "Gi": Fraction(2**30),
+    "Ti": Fraction(2**40),
+    "Pi": Fraction(2**50),
+    "Ei": Fraction(2**60),
+}
+
+
+@given(
+    int_part=st.text("0123456789", min_size=1, max_size=6),
+    frac_part=st.one_of(st.none(), st.text("0123456789", max_size=12)),
+    suffix=st.one_of(st.sampled_from(sorted(_SUFFIX)), st.integers(-15, 15).map(lambda e: f"e{e}")),
+    negative=st.booleans(),
+)
+def test_parse_matches_exact_arithmetic(
+    int_part: str, frac_part: str | None, suffix: str, negative: bool
+) -> None:
+    number = int_part if frac_part is None else f"{int_part}.{frac_part}"
+    value = Fraction(number)
+    value *= _SUFFIX[suffix] if suffix in _SUFFIX else Fraction(10) ** int(suffix[1:])
+    nanos = value * NANO
+    expected = -((-nanos.numerator) // nanos.denominator)  # ceil of the magnitude
+    text = ("-" if negative else "") + number + suffix
+    assert parse_quantity(text) == (-expected if negative else expected)

@@ -573,3 +573,29 @@ def test_resolved_objects_are_ordinary_frozen_dataclasses() -> None:
         assert dataclasses.replace(obj) == obj
         with pytest.raises(dataclasses.FrozenInstanceError):
             obj.x = 1  # type: ignore[union-attr]
+
+
+def test_resolve_many_and_mapping_input() -> None:
+    from types import MappingProxyType
+
+    from workload_map.resolve import resolve_many
+
+    ws = resolve_many(karta(JOBSET_KARTA), [jobset(), json.dumps(jobset()), MappingProxyType(jobset())])
+    assert [w.resources.gpus for w in ws] == [12, 12, 12]
+
+
+def test_child_components_with_status_definitions_get_their_own_status() -> None:
+    k = structure(
+        ROOT,
+        child(
+            "svc",
+            statusDefinition={
+                "phaseDefinition": {"path": ".status.svc"},
+                "statusMappings": {"running": [{"byPhase": "up"}]},
+            },
+        ),
+    )
+    w = resolve(k, {"status": {"svc": "up"}})
+    assert w.phases[0].value == "Undefined"
+    svc_status = w.components["svc"].status
+    assert svc_status is not None and svc_status.primary_phase.value == "Running"
