@@ -44,6 +44,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Placement needs of a manifest; --fit checks kube contexts.",
     ),
     "completion": ("workload_map.cli.commands.completion", "Print a shell completion script."),
+    "crd": ("workload_map.cli.commands.crd", "Print the Karta CRD (kartas.run.ai)."),
+    "operator": ("workload_map.cli.commands.operator", "Run the Karta operator and admission webhooks."),
 }
 
 
