@@ -3,8 +3,6 @@ what its structure is, what phase it is in, and how its pod specs can be changed
 
 __version__ = "0.1.0"
 
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -14,7 +12,6 @@ if TYPE_CHECKING:
 # The front door is exported lazily so that ``import workload_map`` stays light (no pydantic,
 # no jq engine) until it is used.
 _LAZY = {
-    "resolve": "workload_map.resolve",
     "compile_definition": "workload_map.resolve",
     "CompiledDefinition": "workload_map.resolve",
     "Workload": "workload_map.resolve",
@@ -24,25 +21,17 @@ __all__ = ["CompiledDefinition", "Workload", "__version__", "compile_definition"
 
 
 def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name == "resolve":
+        # ``workload_map.resolve`` is the resolver package, and the package is callable:
+        # ``resolve(definition, obj)`` calls ``workload_map.resolve.resolver.resolve``. (A
+        # function of the same name would be replaced by the package as soon as any of its
+        # modules is imported.) Type checkers see the function.
+        return importlib.import_module("workload_map.resolve")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'workload_map' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
-
-
-class _Package(types.ModuleType):
-    """``workload_map.resolve`` is the *function*; the import system would otherwise replace it
-    with the subpackage of the same name as soon as that is imported. The subpackage stays
-    importable with ``from workload_map.resolve import ...`` (it lives in ``sys.modules``)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _LAZY and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -533,10 +533,22 @@ def test_import_workload_map_is_light() -> None:
     code = (
         "import sys, workload_map; assert 'pydantic' not in sys.modules, 'pydantic'; "
         "assert 'workload_map.resolve' not in sys.modules; "
-        "from workload_map import resolve, compile_definition; print(resolve.__module__)"
+        "from workload_map import resolve, compile_definition; print(callable(resolve))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "workload_map.resolve.resolver"
+    assert out.stdout.strip() == "True"
+
+
+def test_front_door_survives_submodule_imports() -> None:
+    code = (
+        "import workload_map.resolve.resources as r; import workload_map.resolve.tree; "
+        "from workload_map import resolve; import workload_map; "
+        "assert workload_map.resolve is resolve and callable(resolve); "
+        "assert resolve.compile_definition is workload_map.compile_definition; "
+        "assert r.pod_spec_totals({}).is_empty; print('ok')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ok"
 
 
 def test_dotted_component_names_keep_field_names() -> None:

@@ -8,8 +8,16 @@ Front door::
     compiled = compile_definition(karta)        # compile once ...
     workloads = [resolve(compiled, o) for o in objs]  # ... resolve many
 
+The package itself is callable: ``workload_map.resolve(definition, obj)`` is
+:func:`workload_map.resolve.resolver.resolve`, so ``from workload_map import resolve`` gives
+the front door whether or not a submodule was imported first.
+
 See docs/library.md.
 """
+
+import sys
+from types import ModuleType as _ModuleType
+from typing import Any
 
 from workload_map.resolve._support import ResolveFieldError
 from workload_map.resolve.compiled import (
@@ -60,3 +68,11 @@ __all__ = [
     "resolve_many",
     "scope_children",
 ]
+
+
+class _CallablePackage(_ModuleType):
+    def __call__(self, definition: Any, obj: Any) -> Workload:
+        return resolve(definition, obj)
+
+
+sys.modules[__name__].__class__ = _CallablePackage
