@@ -1,0 +1,533 @@
+"""A thread-based informer: list, then watch, into an in-memory store, with event handlers.
+
+Lifecycle of the informer thread (client-go's reflector, simplified):
+
+1. **List** the collection (paged, ``limit`` = ``page_size``), replace the store with the result
+   and tell the handlers the *difference* with the previous store: ``on_add`` for new keys,
+   ``on_update`` for changed ones (resourceVersion differs), ``on_delete`` for keys that vanished
+   (e.g. deleted while the watch was down). A key whose object was deleted and recreated (another
+   uid) is reported as delete + add. Nothing is lost and nothing reported twice.
+2. **Watch** from the list's resourceVersion with ``allowWatchBookmarks`` and a server-side
+   ``timeoutSeconds`` (jittered). BOOKMARK events only advance the resourceVersion.
+3. When the server ends the watch normally: watch again from the last resourceVersion.
+4. On ``410 Gone`` (too old resourceVersion, HTTP or ERROR event): go back to 1 (full relist).
+5. On connection errors and other API errors (the API server may be restarting): back off
+   exponentially with jitter (``backoff_initial`` .. ``backoff_max``) and watch again from the last
+   resourceVersion (a 410 then leads to a relist); a failing list is retried the same way.
+
+Handlers run on the informer thread and must be quick: hand work to a
+:class:`~workload_map.controllers.workqueue.WorkQueue`. Objects are the decoded dicts from the
+API (by default without ``metadata.managedFields``) and are shared with the store: do not
+mutate them.
+
+:meth:`Informer.stop` interrupts a blocked watch read (it shuts the socket down) so the thread
+ends promptly.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import logging
+import random
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from workload_map.errors import ApiError, ClusterError, GoneError
+
+if TYPE_CHECKING:
+    import httpx
+
+    from workload_map.cluster.client import KubeClient
+
+__all__ = [
+    "EventHandler",
+    "Informer",
+    "InformerStats",
+    "ObjectKey",
+    "Store",
+    "object_key",
+    "strip_managed_fields",
+]
+
+log = logging.getLogger(__name__)
+
+#: ``(namespace, name)``; namespace is ``""`` for cluster-scoped objects.
+ObjectKey = tuple[str, str]
+Obj = dict[str, Any]
+
+
+def object_key(obj: Mapping[str, Any]) -> ObjectKey:
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping):
+        return ("", "")
+    return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
+def _rv(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    return str(meta.get("resourceVersion") or "") if isinstance(meta, Mapping) else ""
+
+
+def _uid(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    return str(meta.get("uid") or "") if isinstance(meta, Mapping) else ""
+
+
+def strip_managed_fields(obj: Obj) -> Obj:
+    """The default transform: drop ``metadata.managedFields`` (large and never needed here)."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+    return obj
+
+
+@dataclass
+class EventHandler:
+    """Callbacks; any may be ``None``. ``on_delete`` receives the last known state."""
+
+    on_add: Callable[[Obj], None] | None = None
+    on_update: Callable[[Obj, Obj], None] | None = None
+    on_delete: Callable[[Obj], None] | None = None
+
+
+class Store:
+    """A thread-safe map ``(namespace, name) -> object`` with optional secondary indexes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._items: dict[ObjectKey, Obj] = {}
+        self._indexers: dict[str, Callable[[Obj], Iterable[str]]] = {}
+        self._indexes: dict[str, dict[str, set[ObjectKey]]] = {}
+
+    def add_indexer(self, name: str, fn: Callable[[Obj], Iterable[str]]) -> None:
+        """Index objects by ``fn(obj)`` values (e.g. uid); query with :meth:`by_index`."""
+        with self._lock:
+            self._indexers[name] = fn
+            index: dict[str, set[ObjectKey]] = {}
+            for key, obj in self._items.items():
+                for value in fn(obj):
+                    index.setdefault(value, set()).add(key)
+            self._indexes[name] = index
+
+    def _unindex(self, key: ObjectKey, obj: Obj) -> None:
+        for name, fn in self._indexers.items():
+            index = self._indexes[name]
+            for value in fn(obj):
+                keys = index.get(value)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del index[value]
+
+    def _index(self, key: ObjectKey, obj: Obj) -> None:
+        for name, fn in self._indexers.items():
+            index = self._indexes[name]
+            for value in fn(obj):
+                index.setdefault(value, set()).add(key)
+
+    def put(self, obj: Obj) -> Obj | None:
+        """Store ``obj``; return the previous object under its key."""
+        key = object_key(obj)
+        with self._lock:
+            old = self._items.get(key)
+            if old is not None and self._indexers:
+                self._unindex(key, old)
+            self._items[key] = obj
+            if self._indexers:
+                self._index(key, obj)
+            return old
+
+    def remove(self, key: ObjectKey) -> Obj | None:
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None and self._indexers:
+                self._unindex(key, old)
+            return old
+
+    def get(self, namespace: str, name: str) -> Obj | None:
+        with self._lock:
+            return self._items.get((namespace, name))
+
+    def get_key(self, key: ObjectKey) -> Obj | None:
+        with self._lock:
+            return self._items.get(key)
+
+    def by_index(self, name: str, value: str) -> builtins.list[Obj]:
+        with self._lock:
+            keys = self._indexes.get(name, {}).get(value, ())
+            return [self._items[k] for k in keys]
+
+    def list(self) -> builtins.list[Obj]:
+        with self._lock:
+            return builtins.list(self._items.values())
+
+    def keys(self) -> builtins.list[ObjectKey]:
+        with self._lock:
+            return builtins.list(self._items)
+
+    def snapshot(self) -> dict[ObjectKey, Obj]:
+        with self._lock:
+            return dict(self._items)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
+
+    def __iter__(self) -> Iterator[ObjectKey]:
+        return iter(self.keys())
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            return key in self._items
+
+
+@dataclass
+class InformerStats:
+    """Counters for diagnostics and tests."""
+
+    lists: int = 0
+    relists_after_gone: int = 0
+    watches: int = 0
+    watch_errors: int = 0
+    list_errors: int = 0
+    events: int = 0
+    bookmarks: int = 0
+    last_error: str | None = None
+    errors_by_type: dict[str, int] = field(default_factory=dict)
+
+
+class _Stopped(Exception):
+    pass
+
+
+class Informer:
+    """List + watch one collection path (``/api/v1/pods``, ``/apis/g/v/namespaces/ns/plural``).
+
+    ``resource`` is a display name (metrics, logs). ``watch_timeout`` is the server-side watch
+    length in seconds (each watch gets up to +50% jitter). ``transform`` is applied to every object
+    before it is stored (default: :func:`strip_managed_fields`; it may return a new dict).
+    """
+
+    def __init__(
+        self,
+        client: KubeClient,
+        path: str,
+        *,
+        resource: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        page_size: int = 500,
+        watch_timeout: int = 300,
+        backoff_initial: float = 0.5,
+        backoff_max: float = 30.0,
+        transform: Callable[[Obj], Obj] | None = strip_managed_fields,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.client = client
+        self.path = path
+        self.resource = resource or path
+        self.label_selector = label_selector
+        self.field_selector = field_selector
+        self.page_size = page_size
+        self.watch_timeout = max(1, int(watch_timeout))
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.transform = transform
+        self._clock = clock
+        self.store = Store()
+        self.stats = InformerStats()
+        self._handlers: list[EventHandler] = []
+        self._stop = threading.Event()
+        self._synced = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._response: httpx.Response | None = None
+        self._response_lock = threading.Lock()
+        self._resource_version: str | None = None
+        #: Wall-clock time of the last complete list (``None`` before the first).
+        self.last_sync_time: float | None = None
+        #: Wall-clock time of the last contact with fresh data: a list, a watch event or bookmark.
+        self.last_event_time: float | None = None
+
+    # ------------------------------------------------------------------------------ public API
+
+    def add_handler(self, handler: EventHandler, *, replay: bool = True) -> None:
+        """Register ``handler``. With ``replay`` (and the store already filled), it first gets
+        ``on_add`` for every stored object (called on the caller's thread)."""
+        self._handlers.append(handler)
+        if replay and handler.on_add is not None:
+            for obj in self.store.list():
+                self._call(handler.on_add, obj)
+
+    def start(self) -> Informer:
+        if self._thread is not None:
+            raise RuntimeError("informer already started")
+        self._thread = threading.Thread(target=self._run, name=f"informer:{self.resource}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the thread (interrupting a watch in progress) and wait up to ``timeout`` seconds."""
+        self._stop.set()
+        self._interrupt()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def has_synced(self) -> bool:
+        """True once the first list has been stored and its events delivered."""
+        return self._synced.is_set()
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        return self._synced.wait(timeout)
+
+    @property
+    def resource_version(self) -> str | None:
+        return self._resource_version
+
+    # --------------------------------------------------------------------------------- internals
+
+    def _call(self, fn: Callable[..., None], *args: Obj) -> None:
+        try:
+            fn(*args)
+        except Exception:
+            log.exception("informer %s: event handler failed", self.resource)
+
+    def _emit_add(self, obj: Obj) -> None:
+        for h in self._handlers:
+            if h.on_add is not None:
+                self._call(h.on_add, obj)
+
+    def _emit_update(self, old: Obj, new: Obj) -> None:
+        for h in self._handlers:
+            if h.on_update is not None:
+                self._call(h.on_update, old, new)
+
+    def _emit_delete(self, obj: Obj) -> None:
+        for h in self._handlers:
+            if h.on_delete is not None:
+                self._call(h.on_delete, obj)
+
+    def _note_error(self, exc: BaseException) -> None:
+        name = type(exc).__name__
+        self.stats.errors_by_type[name] = self.stats.errors_by_type.get(name, 0) + 1
+        self.stats.last_error = f"{name}: {exc}"
+
+    def _sleep(self, seconds: float) -> None:
+        if self._stop.wait(seconds):
+            raise _Stopped
+
+    def _backoff(self, failures: int) -> float:
+        cap = min(self.backoff_max, self.backoff_initial * (2 ** max(0, failures - 1)))
+        return random.uniform(cap / 2, cap)
+
+    def _run(self) -> None:
+        failures = 0
+        need_list = True
+        try:
+            while not self._stop.is_set():
+                if need_list:
+                    try:
+                        self._list()
+                    except ClusterError as exc:
+                        if self._stop.is_set():
+                            return
+                        failures += 1
+                        self.stats.list_errors += 1
+                        self._note_error(exc)
+                        log.info("informer %s: list failed (%s); retrying", self.resource, exc)
+                        self._sleep(self._backoff(failures))
+                        continue
+                    need_list = False
+                    failures = 0
+                try:
+                    self._watch()
+                    failures = 0  # a normal end of the watch: watch again at once
+                except GoneError as exc:
+                    self.stats.relists_after_gone += 1
+                    self._note_error(exc)
+                    log.info("informer %s: %s; listing again", self.resource, exc)
+                    need_list = True
+                except (ClusterError, OSError, ValueError) as exc:
+                    if self._stop.is_set():
+                        return
+                    failures += 1
+                    self.stats.watch_errors += 1
+                    self._note_error(exc)
+                    log.info("informer %s: watch failed (%s); reconnecting", self.resource, exc)
+                    self._sleep(self._backoff(failures))
+        except _Stopped:
+            return
+        except Exception:  # never die silently: log and let has_synced/alive tell the story
+            log.exception("informer %s: unexpected failure; the informer thread ends", self.resource)
+
+    def _list(self) -> None:
+        fresh: dict[ObjectKey, Obj] = {}
+        rv: str | None = None
+        for page in self.client.list(
+            self.path,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            limit=self.page_size,
+        ):
+            if self._stop.is_set():
+                raise _Stopped
+            for item in page["items"]:
+                if not isinstance(item, dict):
+                    continue
+                obj = self.transform(item) if self.transform is not None else item
+                fresh[object_key(obj)] = obj
+            page_rv = (page.get("metadata") or {}).get("resourceVersion")
+            if page_rv:
+                rv = str(page_rv)
+        self.stats.lists += 1
+        self._replace(fresh)
+        self._resource_version = rv
+        now = self._clock()
+        self.last_sync_time = now
+        self.last_event_time = now
+        self._synced.set()
+
+    def _replace(self, fresh: dict[ObjectKey, Obj]) -> None:
+        """Swap the store's contents for ``fresh`` and emit the difference."""
+        old = self.store.snapshot()
+        for key, obj in old.items():
+            if key not in fresh:
+                self.store.remove(key)
+                self._emit_delete(obj)
+        for key, obj in fresh.items():
+            prev = old.get(key)
+            if prev is None:
+                self.store.put(obj)
+                self._emit_add(obj)
+            elif _uid(prev) != _uid(obj):
+                self.store.remove(key)
+                self._emit_delete(prev)
+                self.store.put(obj)
+                self._emit_add(obj)
+            elif _rv(prev) != _rv(obj):
+                self.store.put(obj)
+                self._emit_update(prev, obj)
+
+    def _interrupt(self) -> None:
+        """Break a blocked watch read: shut the connection's socket down, close the response."""
+        with self._response_lock:
+            response = self._response
+        if response is None:
+            return
+        stream = response.extensions.get("network_stream")
+        sock = None
+        if stream is not None:
+            with contextlib.suppress(Exception):
+                sock = stream.get_extra_info("socket")
+        if isinstance(sock, socket.socket):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(Exception):
+            response.close()
+
+    def _watch(self) -> None:
+        import httpx
+
+        timeout = int(self.watch_timeout * (1 + random.random() * 0.5))
+        params: dict[str, Any] = {
+            "watch": "1",
+            "resourceVersion": self._resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": timeout,
+            "labelSelector": self.label_selector,
+            "fieldSelector": self.field_selector,
+        }
+        self.stats.watches += 1
+        response = self.client.request(
+            "GET", self.path, params=params, stream=True, timeout=httpx.Timeout(15.0, read=timeout + 30.0)
+        )
+        with self._response_lock:
+            self._response = response
+        try:
+            if self._stop.is_set():
+                raise _Stopped
+            for line in self._lines(response):
+                self._handle_line(line)
+        except httpx.TransportError as exc:
+            if self._stop.is_set():
+                raise _Stopped from None
+            from workload_map.errors import ConnectionFailedError
+
+            raise ConnectionFailedError(
+                f"the watch on {self.path} broke: {exc or type(exc).__name__}", server=self.client.server
+            ) from exc
+        finally:
+            with self._response_lock:
+                self._response = None
+            with contextlib.suppress(Exception):
+                response.close()
+        if self._stop.is_set():
+            raise _Stopped
+
+    @staticmethod
+    def _lines(response: httpx.Response) -> Iterator[bytes]:
+        buffer = b""
+        for chunk in response.iter_bytes():
+            buffer += chunk
+            if b"\n" not in chunk:
+                continue
+            *lines, buffer = buffer.split(b"\n")
+            yield from lines
+        if buffer.strip():
+            yield buffer
+
+    def _handle_line(self, line: bytes) -> None:
+        line = line.strip()
+        if not line:
+            return
+        try:
+            doc = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise ApiError(200, "InvalidResponse", f"the watch on {self.path} sent bad JSON: {exc}") from None
+        kind = doc.get("type")
+        obj = doc.get("object")
+        if not isinstance(obj, dict):
+            return
+        if kind == "ERROR":
+            code = int(obj.get("code") or 500)
+            message = str(obj.get("message") or "watch error")
+            if code == 410:
+                raise GoneError(410, str(obj.get("reason") or "Expired"), message, path=self.path)
+            raise ApiError(code, str(obj.get("reason") or ""), message, path=self.path)
+        self.last_event_time = self._clock()
+        rv = _rv(obj)
+        if kind == "BOOKMARK":
+            self.stats.bookmarks += 1
+            if rv:
+                self._resource_version = rv
+            return
+        self.stats.events += 1
+        if self.transform is not None:
+            obj = self.transform(obj)
+        if kind == "ADDED" or kind == "MODIFIED":
+            old = self.store.put(obj)
+            if old is None:
+                self._emit_add(obj)
+            elif _uid(old) != _uid(obj):
+                self._emit_delete(old)
+                self._emit_add(obj)
+            elif _rv(old) != rv:
+                self._emit_update(old, obj)
+        elif kind == "DELETED" and self.store.remove(object_key(obj)) is not None:
+            self._emit_delete(obj)
+        if rv:
+            self._resource_version = rv
