@@ -37,3 +37,12 @@ def test_catalog_jobset_seed_example() -> None:
         }
     )
     assert resolve(karta, running).primary_phase is ResourceStatus.RUNNING
+
+
+@pytest.mark.parametrize("path", sorted(CATALOG.glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_catalog_definition_compiles(path: Path) -> None:
+    from workload_map import compile_definition
+
+    for doc in yaml.safe_load_all(path.read_text()):
+        compiled = compile_definition(Karta.model_validate(doc))
+        assert compiled.root_name in compiled.components
