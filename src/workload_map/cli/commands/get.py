@@ -186,6 +186,9 @@ def _list_type(
     try:
         for items in _pages(session, res.path(namespace), selector, chunk, sink):
             for obj in items:
+                # list items carry no apiVersion/kind
+                obj.setdefault("apiVersion", res.group_version)
+                obj.setdefault("kind", res.kind)
                 row = _row(rt.entry, compiled, obj, state.warn, keep)
                 if row is not None and (not phases or phases & set(row.view.phases)):
                     rows.append(row)
@@ -423,6 +426,8 @@ def _watch(
                 rv = ev.resource_version or rv
                 if ev.type not in ("ADDED", "MODIFIED", "DELETED"):
                     continue
+                ev.object.setdefault("apiVersion", res.group_version)
+                ev.object.setdefault("kind", res.kind)
                 row = _row(rt.entry, compiled, ev.object, session.state.warn, False)
                 if row is None:
                     continue
