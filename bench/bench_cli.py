@@ -1,0 +1,201 @@
+"""Benchmark: the ``wmap`` CLI against kubectl on a real kube-apiserver (tests/support).
+
+Setup: a TestCluster with the corpus CRDs; 2,000 ~20 KB JobSets (bench/fixtures.py) in one namespace
+(created concurrently, 16 threads), a JobSet with 1,000 owned pods in another, and 3,000 more JobSets
+for the memory measurement (5,000 workloads in all).
+
+Measured (median of interleaved rounds, ratios from the same run):
+
+* ``wmap get jobsets -n NS`` (table) and ``-o json`` vs ``kubectl get jobsets -n NS -o json``: <= 1.5x
+* ``wmap describe jobset/big -n NS2`` (1,000 pods) vs ``kubectl get pods -n NS2 -o json``: <= 2x
+* ``wmap --help`` and ``wmap --version`` vs ``python -c pass``: <= 5x
+* peak RSS of ``wmap get -A --all-types`` over 5,000 workloads (``RUSAGE_CHILDREN``): < 400 MB
+
+Prints the ratios; exits 1 when a target is missed unless ``--no-assert``. Uses the bundled catalog
+when it covers JobSet, else the test catalog (tests/cli/data/catalog).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from tests.support.fixtures import start_corpus_cluster  # noqa: E402
+from tests.support.kube import KubeTestClient, owner_reference  # noqa: E402
+
+from fixtures import jobset as big_jobset  # noqa: E402
+
+PY = sys.executable
+WMAP = str(Path(PY).with_name("wmap"))
+
+
+def kubectl() -> str:
+    found = shutil.which("kubectl") or "/usr/bin/kubectl"
+    if not Path(found).exists():
+        sys.exit("kubectl not found (apt-get install kubernetes-client)")
+    return found
+
+
+def clean(obj: dict[str, Any], namespace: str, name: str) -> dict[str, Any]:
+    meta = obj["metadata"]
+    for key in ("managedFields", "uid", "resourceVersion", "creationTimestamp", "generation", "selfLink"):
+        meta.pop(key, None)
+    meta["namespace"] = namespace
+    meta["name"] = name
+    obj.pop("status", None)
+    return obj
+
+
+def create_many(kube: KubeTestClient, objs: list[dict[str, Any]], threads: int = 16) -> None:
+    def one(o: dict[str, Any]) -> None:
+        kube.create(o)
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(one, objs))
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> float:
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    elapsed = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.decode()[-2000:]}")
+    return elapsed
+
+
+def peak_rss_mb(cmd: list[str], env: dict[str, str]) -> float:
+    code = (
+        "import resource, subprocess, sys\n"
+        "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    out = subprocess.run([PY, "-c", code, *cmd], env=env, capture_output=True, text=True, check=True)
+    return int(out.stdout.strip()) / 1024.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--no-assert", action="store_true", help="report only; never fail on targets")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--count", type=int, default=2000)
+    ap.add_argument("--pods", type=int, default=1000)
+    ap.add_argument("--extra", type=int, default=3000, help="more JobSets for the RSS measurement")
+    args = ap.parse_args(argv)
+
+    env = dict(os.environ)
+    catalog = ROOT / "src" / "workload_map" / "catalog" / "data"
+    if not any("jobset" in p.name for p in catalog.glob("*.yaml")):
+        env["WMAP_CATALOG_DIR"] = str(ROOT / "tests" / "cli" / "data" / "catalog")
+    tmp = Path(tempfile.mkdtemp(prefix="wmap-bench-"))
+    env["XDG_CACHE_HOME"] = str(tmp / "cache")
+    env["HOME"] = str(tmp)
+    print("starting the test cluster ...", flush=True)
+    cluster = start_corpus_cluster()
+    try:
+        kc = str(cluster.write_kubeconfig(tmp / "kubeconfig", user="admin"))
+        kube = KubeTestClient(cluster.server, cluster.admin_token, cluster.ca_file)
+        ns = kube.create_namespace("bench")
+        t = time.perf_counter()
+        create_many(kube, [clean(big_jobset(i), ns, f"js-{i:05d}") for i in range(args.count)])
+        print(f"created {args.count} JobSets in {time.perf_counter() - t:.1f}s", flush=True)
+
+        ns2 = kube.create_namespace("bench-pods")
+        js = kube.create(clean(big_jobset(0), ns2, "big"))
+        roles = [rj["name"] for rj in js["spec"]["replicatedJobs"]]
+        pods = []
+        for i in range(args.pods):
+            role = roles[i % len(roles)]
+            pods.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": f"big-{role}-{i:04d}",
+                        "namespace": ns2,
+                        "labels": {"jobset.sigs.k8s.io/replicatedjob-name": role},
+                        "ownerReferences": [owner_reference(js)],
+                    },
+                    "spec": {
+                        "nodeName": f"node-{i % 50}",
+                        "containers": [
+                            {"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "4"}}}
+                        ],
+                    },
+                }
+            )
+        create_many(kube, pods)
+
+        base = ["--kubeconfig", kc]
+        k = kubectl()
+        kenv = dict(env)
+        cases = {
+            "wmap get (table)": [WMAP, "get", "jobsets", "-n", ns, *base],
+            "wmap get -o json": [WMAP, "get", "jobsets", "-n", ns, "-o", "json", *base],
+            "kubectl get -o json": [k, "get", "jobsets", "-n", ns, "-o", "json", *base],
+            "wmap describe (1000 pods)": [WMAP, "describe", "jobset/big", "-n", ns2, *base],
+            "kubectl get pods -o json": [k, "get", "pods", "-n", ns2, "-o", "json", *base],
+            "wmap --help": [WMAP, "--help"],
+            "wmap --version": [WMAP, "--version"],
+            "python -c pass": [PY, "-c", "pass"],
+        }
+        for cmd in cases.values():  # warm discovery caches and page cache
+            timed(cmd, kenv)
+        samples: dict[str, list[float]] = {name: [] for name in cases}
+        for _ in range(args.rounds):
+            for name, cmd in cases.items():
+                reps = 5 if name in ("wmap --help", "wmap --version", "python -c pass") else 1
+                samples[name].append(min(timed(cmd, kenv) for _ in range(reps)))
+        med = {name: statistics.median(v) for name, v in samples.items()}
+        for name, v in med.items():
+            print(f"{name:28s} {v * 1000:9.1f} ms")
+
+        ns3 = kube.create_namespace("bench-more")
+        create_many(kube, [clean(big_jobset(i), ns3, f"more-{i:05d}") for i in range(args.extra)])
+        rss = peak_rss_mb([WMAP, "get", "-A", "--all-types", *base], kenv)
+
+        ratios = {
+            "get table / kubectl json": (med["wmap get (table)"] / med["kubectl get -o json"], 1.5),
+            "get json / kubectl json": (med["wmap get -o json"] / med["kubectl get -o json"], 1.5),
+            "describe / kubectl pods json": (
+                med["wmap describe (1000 pods)"] / med["kubectl get pods -o json"],
+                2.0,
+            ),
+            "--help / python -c pass": (med["wmap --help"] / med["python -c pass"], 5.0),
+            "--version / python -c pass": (med["wmap --version"] / med["python -c pass"], 5.0),
+        }
+        failed = []
+        for name, (ratio, target) in ratios.items():
+            ok = ratio <= target
+            print(f"ratio {name:30s} = {ratio:5.2f}  (target <= {target}) {'ok' if ok else 'MISSED'}")
+            if not ok:
+                failed.append(name)
+        total = args.count + args.extra + 1
+        rss_ok = rss < 400
+        print(f"peak RSS of wmap get -A --all-types over {total} workloads = {rss:.0f} MB (target < 400 MB)")
+        if not rss_ok:
+            failed.append("rss")
+        kube.close()
+    finally:
+        cluster.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    if failed and not args.no_assert:
+        print("missed:", ", ".join(failed))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
