@@ -46,6 +46,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "completion": ("workload_map.cli.commands.completion", "Print a shell completion script."),
     "crd": ("workload_map.cli.commands.crd", "Print the Karta CRD (kartas.run.ai)."),
     "operator": ("workload_map.cli.commands.operator", "Run the Karta operator and admission webhooks."),
+    "lint": ("workload_map.cli.commands.lint", "Check definitions (and objects) against CRD schemas."),
+    "definitions": (
+        "workload_map.cli.commands.definitions",
+        "List the Karta definitions in use, or print one (NAME).",
+    ),
+    "explain": ("workload_map.cli.commands.explain", "Explain one definition in words (KIND or NAME)."),
 }
 
 
