@@ -10,7 +10,7 @@ which run on pods, are checked against the built-in Pod schema. Codes: ``finding
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -282,6 +282,27 @@ def _kinds(r: Resolution) -> set[str]:
     return {kind_of(n.schema) for n in r.nodes}
 
 
+def _declared(r: Resolution, *path: str) -> bool:
+    """Does some candidate declare ``path`` as named properties (or allow anything there)? A
+    map's ``additionalProperties`` does not count: ``containers`` must be a real field."""
+    for n in r.nodes:
+        node: Mapping[str, Any] = n.schema
+        ok = True
+        for key in path:
+            if kind_of(node) == "any" or (
+                node.get("x-kubernetes-preserve-unknown-fields") and not node.get("properties")
+            ):
+                break
+            props = node.get("properties")
+            if not isinstance(props, Mapping) or key not in props:
+                ok = False
+                break
+            node = props[key]
+        if ok:
+            return True
+    return False
+
+
 def _sub(r: Resolution, *path: str) -> Resolution:
     """Follow ``path`` from every candidate; ok when any candidate has it."""
     best: Resolution | None = None
@@ -321,12 +342,10 @@ def _check_type(ctx: _Ctx, t: LintTarget, path: tuple[str, ...], r: Resolution) 
         if not kinds & {"string", "integer", "int-or-string"}:
             ctx.add("LINT002", f"{shown} is {'/'.join(sorted(kinds))}; instance ids must be strings", t, node)
     elif role == "pod_template":
-        sub = _sub(r, "spec", "containers")
-        if "object" not in kinds or not sub.ok:
+        if "object" not in kinds or not _declared(r, "spec", "containers"):
             ctx.add("LINT004", f"{shown} is not a pod template: no spec.containers below it", t, node)
     elif role == "pod_spec":
-        sub = _sub(r, "containers")
-        if "object" not in kinds or not sub.ok:
+        if "object" not in kinds or not _declared(r, "containers"):
             ctx.add("LINT005", f"{shown} is not a pod spec: no containers below it", t, node)
     elif role == "metadata":
         if "object" not in kinds:
@@ -356,7 +375,7 @@ def _check_fragment(ctx: _Ctx, t: LintTarget, name: str, shown: str, r: Resoluti
             ctx.add("LINT007", f"{name}: {shown} is not a map of strings", t, node)
         return
     if name == "resourcesPath":
-        if "object" not in kinds or not (_sub(r, "requests").ok or _sub(r, "limits").ok):
+        if "object" not in kinds or not (_declared(r, "requests") or _declared(r, "limits")):
             ctx.add(
                 "LINT007",
                 f"resourcesPath: {shown} is not resource requirements (no requests/limits)",
@@ -385,6 +404,8 @@ def _check_fragment(ctx: _Ctx, t: LintTarget, name: str, shown: str, r: Resoluti
 
 
 def _enum_of(r: Resolution) -> list[Any] | None:
+    if not r.ok or r.open or not r.nodes:
+        return None
     values: list[Any] = []
     for n in r.nodes:
         e = n.schema.get("enum")
@@ -435,7 +456,7 @@ def _check_conditions(ctx: _Ctx, t: LintTarget, shown: str, r: Resolution, kinds
         )
         return
     for label, fname in (("typeFieldName", cd.type_field_name), ("statusFieldName", cd.status_field_name)):
-        if not _sub(items, fname).ok:
+        if not _declared(items, fname):
             ctx.add(
                 "LINT010", f'the conditions of {shown} have no "{fname}" field ({label})', t, items.nodes[0]
             )
@@ -449,7 +470,7 @@ def _check_conditions(ctx: _Ctx, t: LintTarget, shown: str, r: Resolution, kinds
     if (
         any(cm.reason for *_, cm in matchers)
         and cd.reason_field_name
-        and not _sub(items, cd.reason_field_name).ok
+        and not _declared(items, cd.reason_field_name)
     ):
         ctx.add(
             "LINT011",
