@@ -1,0 +1,297 @@
+"""Admission webhooks for Karta objects, served over TLS by the standard library (AdmissionReview v1).
+
+- ``POST /validate-karta`` (CREATE, UPDATE): the full definition validator (errors reject with the
+  validator's messages, joined by newlines as upstream's ``errors.Join``; warnings go back as
+  admission ``warnings``), the immutable root GVK, the protected index labels, and the one Karta per
+  GVK rule through an atomic claim (:mod:`.claims`).
+- ``POST /mutate-karta`` (CREATE): stamps the index labels with a JSONPatch.
+- ``GET /healthz`` and ``/readyz``.
+
+Every replica serves webhooks; only the leader reconciles. A request body is limited to
+``MAX_BODY`` bytes and is handled on its own thread.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import ssl
+import threading
+from collections.abc import Callable, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from workload_map.model.findings import ERROR
+from workload_map.model.loader import load_definitions_text
+from workload_map.operator import texts
+from workload_map.operator.certs import MUTATE_PATH, VALIDATE_PATH
+from workload_map.operator.claims import ClaimStore
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 8 * 1024 * 1024
+#: Warnings longer than this are cut (the API server may truncate them anyway).
+MAX_WARNING = 240
+MAX_WARNINGS = 20
+
+Obj = dict[str, Any]
+
+
+def definition_findings(obj: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(errors, warnings) of a Karta object: loader findings (types, shape) and the validator's."""
+    text = orjson.dumps(dict(obj)).decode()
+    name = str((obj.get("metadata") or {}).get("name") or "karta")
+    result = load_definitions_text(text, name=name)
+    findings = list(result.findings)
+    for loaded in result.definitions:
+        findings.extend(loaded.validate())
+    if not result.definitions and not result.errors:
+        return (["the object is not a Karta definition"], [])
+    errors = [f.message for f in findings if f.severity == ERROR]
+    warnings = [f.message for f in findings if f.severity != ERROR and f.code != "KARTA101"]
+    return errors, warnings
+
+
+def _labels(obj: Mapping[str, Any] | None) -> dict[str, str]:
+    if not obj:
+        return {}
+    meta = obj.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
+
+
+def label_problems(obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[str]:
+    """Managed labels that differ from the root GVK, or were removed on update."""
+    gvk = texts.root_gvk(obj)
+    if gvk is None:
+        return []
+    expected = texts.index_labels(*gvk)
+    new_labels = _labels(obj)
+    old_labels = _labels(old)
+    problems = []
+    for key in texts.MANAGED_LABELS:
+        want = expected[key]
+        if not texts.valid_label_value(want):
+            continue  # cannot be stamped; reported by the validator path
+        if (key in new_labels and new_labels[key] != want) or (key in old_labels and key not in new_labels):
+            problems.append(texts.managed_label(key, want))
+    return problems
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def label_patch(obj: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """JSONPatch operations that set the index labels, and warnings for values that are not valid
+    label values (a group longer than 63 characters, for example)."""
+    gvk = texts.root_gvk(obj)
+    if gvk is None:
+        return [], []
+    wanted = texts.index_labels(*gvk)
+    warnings = [texts.label_value_invalid(k, v) for k, v in wanted.items() if not texts.valid_label_value(v)]
+    wanted = {k: v for k, v in wanted.items() if texts.valid_label_value(v)}
+    meta = obj.get("metadata") or {}
+    current = meta.get("labels")
+    if not isinstance(current, Mapping) or not current:
+        return ([{"op": "add", "path": "/metadata/labels", "value": wanted}] if wanted else []), warnings
+    ops = [
+        {"op": "add", "path": f"/metadata/labels/{_escape(k)}", "value": v}
+        for k, v in wanted.items()
+        if current.get(k) != v
+    ]
+    return ops, warnings
+
+
+def _trim(warnings: list[str]) -> list[str]:
+    out = []
+    for w in warnings[:MAX_WARNINGS]:
+        out.append(w if len(w) <= MAX_WARNING else w[: MAX_WARNING - 3] + "...")
+    return out
+
+
+class AdmissionHandler:
+    """The admission decisions, independent of HTTP."""
+
+    def __init__(self, claims: ClaimStore | None) -> None:
+        self.claims = claims
+
+    def validate(self, request: Mapping[str, Any]) -> Obj:
+        operation = request.get("operation")
+        obj = request.get("object") or {}
+        old = request.get("oldObject") if operation == "UPDATE" else None
+        name = str((obj.get("metadata") or {}).get("name") or "")
+        # A metadata-only update (labels, finalizers) of an unchanged spec is not re-validated: a
+        # Karta that newer rules reject must still be labellable and deletable.
+        spec_changed = old is None or old.get("spec") != obj.get("spec")
+        errors, warnings = definition_findings(obj) if spec_changed else ([], [])
+        gvk = texts.root_gvk(obj)
+        if old is not None and texts.root_gvk(old) != gvk:
+            errors.append(texts.GVK_IMMUTABLE)
+        errors.extend(label_problems(obj, old))
+        if gvk is not None:
+            for key, value in texts.index_labels(*gvk).items():
+                if not texts.valid_label_value(value):
+                    errors.append(texts.label_value_invalid(key, value))
+        if errors:
+            return self._deny("\n".join(errors), warnings)
+        if gvk is not None and self.claims is not None and name and spec_changed:
+            conflict = self.claims.claim(gvk, name, dry_run=bool(request.get("dryRun")))
+            if conflict is not None:
+                return self._deny(texts.duplicate_gvk(*gvk, conflict.holder), warnings)
+        return {"allowed": True, "warnings": _trim(warnings)} if warnings else {"allowed": True}
+
+    def mutate(self, request: Mapping[str, Any]) -> Obj:
+        if request.get("operation") != "CREATE":
+            return {"allowed": True}
+        ops, warnings = label_patch(request.get("object") or {})
+        response: Obj = {"allowed": True}
+        if ops:
+            response["patchType"] = "JSONPatch"
+            response["patch"] = base64.b64encode(json.dumps(ops).encode()).decode("ascii")
+        if warnings:
+            response["warnings"] = _trim(warnings)
+        return response
+
+    @staticmethod
+    def _deny(message: str, warnings: list[str]) -> Obj:
+        response: Obj = {"allowed": False, "status": {"code": 403, "reason": "Forbidden", "message": message}}
+        if warnings:
+            response["warnings"] = _trim(warnings)
+        return response
+
+    def review(self, path: str, review: Mapping[str, Any]) -> Obj:
+        """An AdmissionReview response for ``review`` sent to ``path``."""
+        request = review.get("request") or {}
+        uid = request.get("uid", "")
+        try:
+            if path == VALIDATE_PATH:
+                response = self.validate(request)
+            elif path == MUTATE_PATH:
+                response = self.mutate(request)
+            else:
+                raise KeyError(path)
+        except Exception as exc:  # any failure must answer, not hang the API server
+            log.exception("admission %s failed", path)
+            response = {
+                "allowed": False,
+                "status": {"code": 500, "reason": "InternalError", "message": f"karta webhook error: {exc}"},
+            }
+        response["uid"] = uid
+        return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("%s " + format, self.address_string(), *args)
+
+    def _send(self, code: int, body: bytes, content_type: str = "application/json") -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if path == "/healthz":
+            self._send(200, b"ok", "text/plain")
+        elif path == "/readyz":
+            ready = self.server.ready()
+            self._send(200 if ready else 503, b"ok" if ready else b"not ready", "text/plain")
+        else:
+            self._send(404, b"not found", "text/plain")
+
+    def do_POST(self) -> None:
+        path = self.path.split("?", 1)[0]
+        length = int(self.headers.get("Content-Length") or 0)
+        if path not in (VALIDATE_PATH, MUTATE_PATH) or self.server.admission is None:
+            self._send(404, b"not found", "text/plain")
+            return
+        if length <= 0 or length > MAX_BODY:
+            self._send(413 if length > MAX_BODY else 400, b"bad request body", "text/plain")
+            return
+        try:
+            review = orjson.loads(self.rfile.read(length))
+        except orjson.JSONDecodeError:
+            self._send(400, b"not JSON", "text/plain")
+            return
+        self._send(200, orjson.dumps(self.server.admission.review(path, review)))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        admission: AdmissionHandler | None,
+        ready: Callable[[], bool],
+    ) -> None:
+        super().__init__(address, _Handler)
+        self.admission = admission
+        self.ready = ready
+        self.ssl_context: ssl.SSLContext | None = None
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        # The TLS handshake runs on the request's own thread, so a slow or broken client cannot
+        # stall the accept loop; a read timeout bounds idle connections.
+        request.settimeout(30.0)
+        if self.ssl_context is not None:
+            try:
+                request = self.ssl_context.wrap_socket(request, server_side=True)
+            except (ssl.SSLError, OSError) as exc:
+                log.debug("TLS handshake with %s failed: %s", client_address, exc)
+                return
+            try:
+                super().finish_request(request, client_address)
+            finally:
+                request.close()
+            return
+        super().finish_request(request, client_address)
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    return (host.strip("[]") or "0.0.0.0", int(port))
+
+
+class HTTPServerThread:
+    """An HTTP(S) server on a background thread."""
+
+    def __init__(
+        self,
+        listen: str,
+        *,
+        admission: AdmissionHandler | None = None,
+        cert: Path | None = None,
+        key: Path | None = None,
+        ready: Callable[[], bool] = lambda: True,
+    ) -> None:
+        self.server = _Server(parse_listen(listen), admission, ready)
+        if cert is not None and key is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.minimum_version = ssl.TLSVersion.TLSv1_2
+            context.load_cert_chain(str(cert), str(key))
+            self.server.ssl_context = context
+        self._thread = threading.Thread(target=self.server.serve_forever, name=f"http:{listen}", daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+    def start(self) -> HTTPServerThread:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
