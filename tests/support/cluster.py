@@ -248,7 +248,9 @@ class TestCluster:
         if self.dir is not None:
             raise ClusterError("already started")
         began = time.monotonic()
-        apiserver = self._apiserver_binary or ensure_apiserver_binary()
+        # Never start a 15-minute source build from inside a test run: scripts/test (or
+        # `python -m tests.support.apiserver_binary`) does that beforehand.
+        apiserver = self._apiserver_binary or ensure_apiserver_binary(allow_build=False)
         etcd = ensure_etcd()
         _sweep_stale_dirs(self._base_dir)
         self.dir = Path(tempfile.mkdtemp(prefix=DIR_PREFIX, dir=self._base_dir))

@@ -109,7 +109,7 @@ def start_corpus_cluster(
     if use_seed is None:
         use_seed = os.environ.get("WMAP_NO_ETCD_SEED") != "1"
     began = time.monotonic()
-    ensure_apiserver_binary()
+    ensure_apiserver_binary(allow_build=False)  # unpacks from shared/bin if needed; never builds
     key = _seed_key(prefer) if use_seed else ""
     seed_dir = _seed_root() / key if use_seed else None
     seeded = seed_dir is not None and (seed_dir / "crds.json").is_file()
@@ -173,11 +173,14 @@ def extra_crd_docs() -> list[dict[str, Any]]:
 def cluster(extra_crd_docs: list[dict[str, Any]]) -> Iterator[TestCluster]:
     if os.environ.get(SKIP_ENV) == "1":
         pytest.skip(f"{SKIP_ENV}=1: cluster tests skipped on request")
+    problem = ""
     try:
         started = start_corpus_cluster(extra_docs=extra_crd_docs)
     except (ApiserverBinaryError, ClusterError, FileNotFoundError) as exc:
+        problem = str(exc)
+    if problem:
         pytest.fail(
-            f"cannot start the test cluster (etcd + kube-apiserver): {exc}\n"
+            f"cannot start the test cluster (etcd + kube-apiserver): {problem}\n"
             f"Run scripts/test (installs etcd and the apiserver) or set {SKIP_ENV}=1 to skip.",
             pytrace=False,
         )
