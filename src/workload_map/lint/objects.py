@@ -143,7 +143,7 @@ def _walk(
     if isinstance(required, list):
         for r in required:
             if r not in value and not (root and r in _ROOT_SKIP):
-                add("LINT102", f"{_path(path, r)} is required")
+                add("LINT102", f"{_path(path, r)} is required", field=_path(path, r))
     addl = schema.get("additionalProperties")
     lenient = bool(
         schema.get("x-kubernetes-preserve-unknown-fields") or schema.get("x-wmap-partial") or addl is True
