@@ -45,7 +45,8 @@ def test_findings_exit_1_with_location_field_expression_schema(tmp_path: Path) -
     lines = out.splitlines()
     assert lines[0].startswith(f"{path}:")
     assert lines[0].endswith(
-        'error: .spec.replica: no field "replica" here (did you mean "replicas"?) in example.com/v1 Widget [LINT001]'
+        'error: .spec.replica: no field "replica" here (did you mean "replicas"?) '
+        "in example.com/v1 Widget [LINT001]"
     )
     assert lines[1:] == [
         "    field: spec.structureDefinition.rootComponent.scaleDefinition.replicasPath",
