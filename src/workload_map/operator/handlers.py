@@ -22,7 +22,7 @@ from workload_map.cluster.client import KubeClient, api_path
 from workload_map.errors import ApiError, NotFoundError, WorkloadMapError
 from workload_map.operator import texts
 from workload_map.operator.claims import ClaimStore
-from workload_map.operator.webhooks import definition_findings
+from workload_map.operator.webhooks import definition_findings, join_messages
 
 log = logging.getLogger(__name__)
 
@@ -172,9 +172,8 @@ class KartaHandlers:
         def run() -> None:
             try:
                 errors, _warnings = definition_findings(obj)
-                box.append(
-                    Verdict(not errors, "\n".join(errors) if errors else texts.MESSAGE_VALIDATION_SUCCEEDED)
-                )
+                message = join_messages(errors) if errors else texts.MESSAGE_VALIDATION_SUCCEEDED
+                box.append(Verdict(not errors, message))
             except Exception as exc:  # the validator must never take the operator down
                 box.append(Verdict(False, f"validation failed: {type(exc).__name__}: {exc}"))
 

@@ -56,6 +56,26 @@ def definition_findings(obj: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return errors, warnings
 
 
+MAX_LINE = 1024
+MAX_MESSAGE = 8192
+
+
+def join_messages(lines: list[str]) -> str:
+    """Messages joined by newlines (as Go's ``errors.Join``), each line and the whole text bounded:
+    a hostile definition's expressions can be megabytes long, and a condition message at most 32 KiB."""
+    out: list[str] = []
+    total = 0
+    for i, line in enumerate(lines):
+        if len(line) > MAX_LINE:
+            line = line[: MAX_LINE - 3] + "..."
+        if total + len(line) > MAX_MESSAGE:
+            out.append(f"... and {len(lines) - i} more")
+            break
+        out.append(line)
+        total += len(line) + 1
+    return "\n".join(out)
+
+
 def _labels(obj: Mapping[str, Any] | None) -> dict[str, str]:
     if not obj:
         return {}
@@ -138,7 +158,7 @@ class AdmissionHandler:
                 if not texts.valid_label_value(value):
                     errors.append(texts.label_value_invalid(key, value))
         if errors:
-            return self._deny("\n".join(errors), warnings)
+            return self._deny(join_messages(errors), warnings)
         if gvk is not None and self.claims is not None and name and spec_changed:
             conflict = self.claims.claim(gvk, name, dry_run=bool(request.get("dryRun")))
             if conflict is not None:
