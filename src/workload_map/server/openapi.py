@@ -1,0 +1,675 @@
+"""The OpenAPI 3.1 document of ``wmap serve``, built from Python so shared fragments stay in step.
+
+The repository keeps the rendered document at ``openapi/openapi.json`` (the web UI codes against
+it; a test checks that the served document equals that file). Regenerate it with::
+
+    python -m workload_map.server.openapi > openapi/openapi.json
+
+The workload shapes reuse the published view schemas (``schemas/view.v1.json`` and
+``schemas/describe-view.v1.json``); the error object keeps the fields of ``schemas/error.v1.json``
+(``error``, ``message``, ``hint``) and adds ``status`` and, for invalid definitions, ``findings``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from workload_map import __version__
+
+__all__ = ["PHASES", "SORT_KEYS", "openapi_document", "render"]
+
+Schema = dict[str, Any]
+
+PHASES = (
+    "Undefined",
+    "Resuming",
+    "Suspending",
+    "Suspended",
+    "Running",
+    "Failed",
+    "Completed",
+    "Initializing",
+    "Degraded",
+)
+SORT_KEYS = ("name", "namespace", "kind", "createdAt", "phase", "gpus")
+MAX_LIMIT = 500
+DEFAULT_LIMIT = 100
+
+
+def _ref(name: str) -> Schema:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _nullable(schema: Schema) -> Schema:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _load(name: str) -> Schema:
+    text = resources.files("workload_map.schemas").joinpath(name).read_text(encoding="utf-8")
+    doc: Schema = json.loads(text)
+    return doc
+
+
+def _rewrite_refs(node: Any, prefix: str) -> Any:
+    """``#/$defs/x`` -> ``#/components/schemas/<prefix>x`` throughout ``node``."""
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            if k == "$ref" and isinstance(v, str) and v.startswith("#/$defs/"):
+                out[k] = f"#/components/schemas/{prefix}{v[len('#/$defs/') :]}"
+            else:
+                out[k] = _rewrite_refs(v, prefix)
+        return out
+    if isinstance(node, list):
+        return [_rewrite_refs(v, prefix) for v in node]
+    return node
+
+
+def _view_schemas() -> dict[str, Schema]:
+    view = _load("view.v1.json")
+    describe = _load("describe-view.v1.json")
+    out: dict[str, Schema] = {}
+    defs = view["$defs"]
+    out["Resources"] = _rewrite_refs(defs["resources"], "")
+    row = _rewrite_refs(copy.deepcopy(defs["view"]), "")
+    row["properties"]["resources"] = _ref("Resources")
+    out["WorkloadView"] = row
+    ddefs = describe["$defs"]
+    out["DescribePod"] = _rewrite_refs(ddefs["pod"], "Describe")
+    out["DescribeComponent"] = _rewrite_refs(ddefs["component"], "Describe")
+    body = {k: v for k, v in describe.items() if k not in ("$schema", "$id", "$defs", "title")}
+    body = _rewrite_refs(body, "Describe")
+    out["DescribeResources"] = _ref("Resources")
+    out["DescribeView"] = body
+    return out
+
+
+def _schemas() -> dict[str, Schema]:
+    s = _view_schemas()
+    s["Error"] = {
+        "type": "object",
+        "description": "Every error response. Keeps the fields of schemas/error.v1.json "
+        "(error, message, hint) and adds the HTTP status and, for an invalid Karta, the findings.",
+        "required": ["error", "message", "hint", "status"],
+        "properties": {
+            "error": {
+                "type": "string",
+                "description": "Stable code: unauthorized, forbidden, writes_disabled, not_found, "
+                "no_definition_for_type, already_exists, builtin_type, invalid_definition, "
+                "invalid_request, unprocessable, cluster_error, not_ready.",
+            },
+            "message": {"type": "string"},
+            "hint": {"type": "string"},
+            "status": {"type": "integer"},
+            "type": {"type": "string", "description": "The type token asked for (no_definition_for_type)."},
+            "gvk": {"type": "string", "description": "group/version, Kind=Kind (no_definition_for_type)."},
+            "findings": {"type": "array", "items": _ref("Finding")},
+        },
+        "additionalProperties": True,
+    }
+    s["Finding"] = {
+        "type": "object",
+        "description": "A loader or validator finding (codes in docs/validation.md).",
+        "required": ["code", "severity", "message"],
+        "properties": {
+            "code": {"type": "string", "examples": ["KARTA005"]},
+            "severity": {"enum": ["error", "warning"]},
+            "message": {"type": "string"},
+            "field": {"type": ["string", "null"]},
+            "definition": {"type": ["string", "null"]},
+            "location": {"type": ["string", "null"]},
+        },
+    }
+    s["Status"] = {
+        "type": "object",
+        "required": ["status"],
+        "properties": {"status": {"type": "string"}, "checks": {"type": "object"}},
+    }
+    s["WhoAmI"] = {
+        "type": "object",
+        "required": ["username", "groups", "writesEnabled"],
+        "properties": {
+            "username": {"type": "string"},
+            "uid": {"type": ["string", "null"]},
+            "groups": {"type": "array", "items": {"type": "string"}},
+            "writesEnabled": {"type": "boolean"},
+        },
+    }
+    s["Karta"] = {
+        "type": "object",
+        "description": "A Karta definition (apiVersion run.ai/v1alpha1, kind Karta). metadata.name "
+        "is optional: when missing the name is derived from the root GVK "
+        "(e.g. jobset-x-k8s-io-jobset-v1alpha2).",
+        "required": ["spec"],
+        "properties": {
+            "apiVersion": {"type": "string", "examples": ["run.ai/v1alpha1"]},
+            "kind": {"type": "string", "examples": ["Karta"]},
+            "metadata": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+                "additionalProperties": True,
+            },
+            "spec": {"type": "object", "additionalProperties": True},
+        },
+        "additionalProperties": True,
+    }
+    s["WorkloadType"] = {
+        "type": "object",
+        "description": "One definition of the merged set (catalog, cluster Karta objects; cluster "
+        "ones replace the catalog's for their GVK) and whether the cluster serves its kind.",
+        "required": ["name", "origin", "valid", "findings", "served", "servedVersions", "components"],
+        "properties": {
+            "name": {"type": "string", "description": "The Karta's metadata.name."},
+            "origin": {"enum": ["catalog", "cluster", "local"]},
+            "group": {"type": ["string", "null"]},
+            "version": {"type": ["string", "null"]},
+            "kind": {"type": ["string", "null"]},
+            "apiVersion": {"type": ["string", "null"]},
+            "gvk": {"type": ["string", "null"], "examples": ["jobset.x-k8s.io/v1alpha2, Kind=JobSet"]},
+            "valid": {"type": "boolean", "description": "No validator finding of severity error."},
+            "findings": {"type": "array", "items": _ref("Finding")},
+            "served": {"type": "boolean", "description": "The cluster serves this exact group/version/kind."},
+            "servedVersions": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Versions of this group and kind the cluster serves.",
+            },
+            "resource": _nullable(
+                {
+                    "type": "object",
+                    "required": ["name", "namespaced"],
+                    "properties": {"name": {"type": "string"}, "namespaced": {"type": "boolean"}},
+                }
+            ),
+            "components": {"type": "array", "items": {"type": "string"}},
+            "suspendable": {"type": "boolean", "description": "Some component has suspend actions."},
+            "gangScheduling": {"type": "boolean"},
+        },
+        "additionalProperties": True,
+    }
+    s["WorkloadTypeDetail"] = {
+        "allOf": [
+            _ref("WorkloadType"),
+            {"type": "object", "required": ["karta"], "properties": {"karta": _ref("Karta")}},
+        ]
+    }
+    s["WorkloadTypeList"] = {
+        "type": "object",
+        "required": ["items", "count", "warnings"],
+        "properties": {
+            "items": {"type": "array", "items": _ref("WorkloadType")},
+            "count": {"type": "integer", "minimum": 0},
+            "warnings": {"type": "array", "items": {"type": "string"}},
+        },
+    }
+    extra_row = {
+        "uid": {"type": ["string", "null"]},
+        "ageSeconds": {"type": ["integer", "null"], "description": "Seconds since creation."},
+        "resourceVersion": {"type": ["string", "null"]},
+    }
+    s["Workload"] = {
+        "allOf": [_ref("WorkloadView"), {"type": "object", "properties": extra_row}],
+        "description": "One workload as a single unit: WorkloadView (schemas/view.v1.json) plus uid "
+        "and age. components[].ready counts ready pods; pods.{ready,total} are the attributed pods.",
+    }
+    s["WorkloadList"] = {
+        "type": "object",
+        "required": ["items", "count", "continue", "warnings"],
+        "properties": {
+            "items": {"type": "array", "items": _ref("Workload")},
+            "count": {"type": "integer", "minimum": 0, "description": "Items in this page."},
+            "total": {"type": "integer", "minimum": 0, "description": "Matching workloads in all pages."},
+            "continue": {
+                "type": ["string", "null"],
+                "description": "Pass as ?continue= to get the next page; null on the last page.",
+            },
+            "warnings": {"type": "array", "items": {"type": "string"}},
+        },
+    }
+    s["WorkloadDetail"] = {
+        "allOf": [_ref("DescribeView"), {"type": "object", "properties": extra_row}],
+        "description": "One workload's tree and pods (schemas/describe-view.v1.json) plus uid and age.",
+    }
+    s["ChangeResult"] = {
+        "type": "object",
+        "required": ["action", "dryRun", "changed", "patchType", "patch", "jsonPatch", "mergePatch"],
+        "properties": {
+            "action": {"enum": ["suspend", "resume"]},
+            "dryRun": {"type": "boolean"},
+            "changed": {"type": "boolean", "description": "False when the object already had the values."},
+            "patchType": {"enum": ["merge", "json"], "description": "The patch sent (or to send)."},
+            "patch": {"description": "The body of that patch."},
+            "jsonPatch": {"type": "array", "items": {"type": "object"}},
+            "mergePatch": {"description": "RFC 7386 merge patch, or null when not expressible."},
+            "workload": _nullable(_ref("Workload")),
+        },
+    }
+    s["PodGroup"] = {
+        "type": "object",
+        "required": ["pod", "namespace", "topOwner", "definition", "origin", "podGroup"],
+        "properties": {
+            "pod": {"type": "string"},
+            "namespace": {"type": "string"},
+            "topOwner": {
+                "type": "object",
+                "properties": {
+                    "apiVersion": {"type": "string"},
+                    "kind": {"type": "string"},
+                    "name": {"type": "string"},
+                    "uid": {"type": "string"},
+                },
+            },
+            "definition": {"type": "string"},
+            "origin": {"enum": ["catalog", "cluster", "local"]},
+            "podGroup": {
+                "type": "object",
+                "description": "KAI's PodGroup for the pod (wmap group -o json).",
+                "required": ["name", "format", "minAvailable", "subGroups"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "format": {"enum": ["podGroup", "podGroups", "default"]},
+                    "minAvailable": {"type": "integer"},
+                    "minMember": {"type": ["integer", "null"]},
+                    "minSubGroup": {"type": ["integer", "null"]},
+                    "subGroups": {"type": "array", "items": {"type": "object"}},
+                },
+                "additionalProperties": True,
+            },
+        },
+    }
+    s["Placement"] = {
+        "type": "object",
+        "required": ["definition", "origin", "instances", "gangs", "totals"],
+        "properties": {
+            "definition": {"type": "string"},
+            "origin": {"enum": ["catalog", "cluster", "local"]},
+            "name": {"type": ["string", "null"]},
+            "namespace": {"type": ["string", "null"]},
+            "instances": {"type": "array", "items": {"type": "object"}},
+            "gangs": {"type": "array", "items": {"type": "object"}},
+            "totals": {
+                "type": "object",
+                "required": ["desiredPods", "minPods", "desired", "minimum"],
+                "properties": {
+                    "desiredPods": {"type": "integer"},
+                    "minPods": {"type": "integer"},
+                    "desired": {"type": "object"},
+                    "minimum": {"type": "object"},
+                },
+            },
+        },
+    }
+    s["Manifest"] = {
+        "type": "object",
+        "description": "A workload manifest (JSON) with apiVersion and kind.",
+        "required": ["apiVersion", "kind"],
+        "properties": {
+            "apiVersion": {"type": "string", "minLength": 1},
+            "kind": {"type": "string", "minLength": 1},
+            "metadata": {"type": "object"},
+        },
+        "additionalProperties": True,
+    }
+    return s
+
+
+def _error(description: str) -> Schema:
+    return {"description": description, "content": {"application/json": {"schema": _ref("Error")}}}
+
+
+def _ok(schema: str, description: str = "OK") -> Schema:
+    return {"description": description, "content": {"application/json": {"schema": _ref(schema)}}}
+
+
+COMMON_ERRORS: dict[str, Schema] = {
+    "400": _error("Malformed request (bad parameter or body)."),
+    "401": _error("Missing or invalid bearer token."),
+    "403": _error("The user may not do this (Kubernetes RBAC, checked with a SubjectAccessReview)."),
+    "502": _error("The Kubernetes API failed."),
+    "503": _error("The server is not ready (its caches are still syncing)."),
+}
+
+
+def _responses(ok: dict[str, Schema], *extra: tuple[str, str]) -> dict[str, Schema]:
+    out = dict(ok)
+    out.update(COMMON_ERRORS)
+    for code, text in extra:
+        out[code] = _error(text)
+    return out
+
+
+def _q(name: str, schema: Schema, description: str, **kw: Any) -> Schema:
+    out: Schema = {"name": name, "in": "query", "required": False, "schema": schema}
+    return {**out, "description": description, **kw}
+
+
+def _p(name: str, description: str) -> Schema:
+    return {
+        "name": name,
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string", "minLength": 1, "pattern": "^[^/]+$"},
+        "description": description,
+    }
+
+
+_FILTERS: list[Schema] = [
+    _q(
+        "type",
+        {"type": "array", "items": {"type": "string", "minLength": 1}},
+        "Workload type(s): a Kind (JobSet), resource (jobsets), Kind.group, Kind.version.group or "
+        "a definition name. Repeat for several. Default: every type the cluster serves.",
+        style="form",
+        explode=True,
+    ),
+    _q(
+        "namespace",
+        {"type": "array", "items": {"type": "string", "minLength": 1}},
+        "Namespace(s); repeat for several. Default: all namespaces the user may list.",
+        style="form",
+        explode=True,
+    ),
+    _q(
+        "phase",
+        {"type": "array", "items": {"enum": list(PHASES)}},
+        "Keep workloads having any of these phases.",
+        style="form",
+        explode=True,
+    ),
+    _q("labelSelector", {"type": "string"}, "Kubernetes label selector on the workload objects."),
+]
+
+_WL_PARAMS = [
+    _p("namespace", "Namespace of the workload."),
+    _p("type", "Workload type token (see the type filter of the list)."),
+    _p("name", "Workload name."),
+]
+
+
+def _action(action: str) -> Schema:
+    return {
+        "post": {
+            "operationId": f"{action}Workload",
+            "tags": ["workloads"],
+            "summary": f"{action.capitalize()} a workload through its definition's {action} actions",
+            "description": f"Applies the {action}Actions of the Karta (writeback.{action}) and PATCHes the "
+            "object (merge patch, or JSON patch when a value is null). Authorised as SAR patch on the "
+            "workload's resource. Needs --enable-writes unless dryRun=true.",
+            "parameters": [
+                *_WL_PARAMS,
+                _q("dryRun", {"type": "boolean", "default": False}, "Return the patch only; change nothing."),
+                _q("component", {"type": "string", "minLength": 1}, "Only this component's actions."),
+            ],
+            "responses": _responses(
+                {"200": _ok("ChangeResult")},
+                ("404", "No such workload, or no definition covers the type."),
+                ("409", "The object changed meanwhile; retry."),
+                ("422", "The definition has no such actions, or they cannot be applied."),
+            ),
+        }
+    }
+
+
+def _paths() -> dict[str, Schema]:
+    public: list[Schema] = []
+    return {
+        "/healthz": {
+            "get": {
+                "operationId": "healthz",
+                "tags": ["health"],
+                "summary": "Liveness: the process serves requests",
+                "security": public,
+                "responses": {"200": _ok("Status")},
+            }
+        },
+        "/readyz": {
+            "get": {
+                "operationId": "readyz",
+                "tags": ["health"],
+                "summary": "Readiness: the Kubernetes API is reachable and the caches are synced",
+                "security": public,
+                "responses": {"200": _ok("Status"), "503": _error("Not ready yet.")},
+            }
+        },
+        "/openapi.json": {
+            "get": {
+                "operationId": "openapi",
+                "tags": ["health"],
+                "summary": "This document",
+                "security": public,
+                "responses": {
+                    "200": {
+                        "description": "OpenAPI 3.1 document",
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    }
+                },
+            }
+        },
+        "/api/v1/whoami": {
+            "get": {
+                "operationId": "whoAmI",
+                "tags": ["session"],
+                "summary": "The authenticated user (TokenReview) and whether writes are enabled",
+                "responses": _responses({"200": _ok("WhoAmI")}),
+            }
+        },
+        "/api/v1/workload-types": {
+            "get": {
+                "operationId": "listWorkloadTypes",
+                "tags": ["workload-types"],
+                "summary": "List workload types (catalog + cluster Karta objects, merged)",
+                "description": "Catalog entries are always listed; cluster Karta objects only when the user "
+                "may list kartas.run.ai.",
+                "parameters": [
+                    _q("origin", {"enum": ["catalog", "cluster"]}, "Only definitions of this origin."),
+                    _q("served", {"type": "boolean"}, "Only types the cluster serves (true) or not (false)."),
+                ],
+                "responses": _responses({"200": _ok("WorkloadTypeList")}),
+            },
+            "post": {
+                "operationId": "registerWorkloadType",
+                "tags": ["workload-types"],
+                "summary": "Register a workload type with one call: POST its Karta",
+                "description": "Validated with the project's loader and validator (errors -> 422 with "
+                "findings), then created as a cluster-scoped Karta object (kartas.run.ai). 409 when a "
+                "cluster Karta already claims the root GVK or the name is taken. Authorised as SAR "
+                "create on kartas.run.ai. Needs --enable-writes unless dryRun=true.",
+                "parameters": [
+                    _q("dryRun", {"type": "boolean", "default": False}, "Validate (and server dry-run) only.")
+                ],
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": _ref("Karta")}},
+                },
+                "responses": _responses(
+                    {
+                        "201": _ok("WorkloadTypeDetail", "Created"),
+                        "200": _ok("WorkloadTypeDetail", "Dry run"),
+                    },
+                    ("409", "A cluster Karta already exists for this GVK or name."),
+                    ("422", "The Karta is invalid; see findings."),
+                ),
+            },
+        },
+        "/api/v1/workload-types/{name}": {
+            "parameters": [_p("name", "Definition name (Karta metadata.name).")],
+            "get": {
+                "operationId": "getWorkloadType",
+                "tags": ["workload-types"],
+                "summary": "One workload type with its Karta",
+                "responses": _responses({"200": _ok("WorkloadTypeDetail")}, ("404", "No such type.")),
+            },
+            "delete": {
+                "operationId": "deleteWorkloadType",
+                "tags": ["workload-types"],
+                "summary": "Delete a registered (cluster) workload type",
+                "description": "Deletes the Karta object. Catalog types cannot be deleted (409). Authorised "
+                "as SAR delete on kartas.run.ai. Needs --enable-writes.",
+                "responses": _responses(
+                    {"200": _ok("WorkloadTypeDetail", "Deleted")},
+                    ("404", "No such type."),
+                    ("409", "A built-in (catalog) type cannot be deleted."),
+                ),
+            },
+        },
+        "/api/v1/workloads": {
+            "get": {
+                "operationId": "listWorkloads",
+                "tags": ["workloads"],
+                "summary": "List workloads of every covered type as single units",
+                "description": "Each row is one workload (not its pods): phases, primary phase, components "
+                "with ready/desired replicas, GPU/CPU/memory totals and age. Only resources and "
+                "namespaces the user may list (SubjectAccessReview per type and namespace) are shown.",
+                "parameters": [
+                    *_FILTERS,
+                    _q(
+                        "limit",
+                        {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT},
+                        "Page size.",
+                    ),
+                    _q("continue", {"type": "string"}, "Token from the previous page."),
+                    _q(
+                        "sort",
+                        {"enum": [*SORT_KEYS, *(f"-{k}" for k in SORT_KEYS)], "default": "-createdAt"},
+                        "Sort key; a leading - sorts descending. Ties: kind, namespace, name.",
+                    ),
+                ],
+                "responses": _responses(
+                    {"200": _ok("WorkloadList")},
+                    ("404", "A type filter matches no definition (error no_definition_for_type)."),
+                ),
+            }
+        },
+        "/api/v1/namespaces/{namespace}/workloads/{type}/{name}": {
+            "parameters": _WL_PARAMS,
+            "get": {
+                "operationId": "getWorkload",
+                "tags": ["workloads"],
+                "summary": "One workload: its component tree and pods (wmap describe)",
+                "responses": _responses(
+                    {"200": _ok("WorkloadDetail")},
+                    ("404", "No such workload, or no definition covers the type."),
+                ),
+            },
+        },
+        "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/suspend": _action("suspend"),
+        "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/resume": _action("resume"),
+        "/api/v1/namespaces/{namespace}/pods/{name}/podgroup": {
+            "parameters": [_p("namespace", "Namespace of the pod."), _p("name", "Pod name.")],
+            "get": {
+                "operationId": "getPodGroup",
+                "tags": ["gangs"],
+                "summary": "The PodGroup the gang rules give a pod (wmap group)",
+                "responses": _responses(
+                    {"200": _ok("PodGroup")},
+                    ("404", "No such pod, or no definition covers its top owner."),
+                    ("422", "The pod has no controller owner, or the gang rules cannot be applied."),
+                ),
+            },
+        },
+        "/api/v1/placement": {
+            "post": {
+                "operationId": "placementNeeds",
+                "tags": ["placement"],
+                "summary": "Placement needs of a posted workload manifest (wmap requirements)",
+                "description": "Pure computation from the manifest and its definition; reads nothing from "
+                "the cluster, so it needs authentication only.",
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": _ref("Manifest")}},
+                },
+                "responses": _responses(
+                    {"200": _ok("Placement")},
+                    ("404", "No definition covers the manifest's type."),
+                    ("422", "The manifest cannot be resolved."),
+                ),
+            }
+        },
+        "/api/v1/watch/workloads": {
+            "get": {
+                "operationId": "watchWorkloads",
+                "tags": ["workloads"],
+                "summary": "Live workload views as server-sent events (from informers)",
+                "description": "text/event-stream. First an `added` event per matching workload, then "
+                "`synced`, then `added`/`modified`/`deleted` events as the cluster changes; each event's "
+                "data is a JSON object {type, object: Workload}. Comment lines keep the stream alive. "
+                "Filters as for listWorkloads (namespaces limited to what the user may watch).",
+                "parameters": [
+                    *_FILTERS,
+                    _q(
+                        "timeoutSeconds",
+                        {"type": "integer", "minimum": 1, "maximum": 86400},
+                        "End the stream after this many seconds.",
+                    ),
+                ],
+                "responses": _responses(
+                    {
+                        "200": {
+                            "description": "Event stream",
+                            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                        }
+                    },
+                    ("404", "A type filter matches no definition."),
+                ),
+            }
+        },
+    }
+
+
+@cache
+def _document() -> str:
+    doc: Schema = {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Workload Map API (wmap serve)",
+            "version": __version__,
+            "description": "Workloads of any Kubernetes kind read through Karta definitions: register "
+            "types, list workloads as single units, see their component tree and pods, suspend and "
+            "resume, gang and placement answers, and live updates. Every request under /api carries "
+            "`Authorization: Bearer <Kubernetes token>`; the server checks it with a TokenReview and "
+            "authorises each action with a SubjectAccessReview against the cluster's RBAC.",
+            "license": {"name": "Apache-2.0", "identifier": "Apache-2.0"},
+        },
+        "servers": [{"url": "/"}],
+        "security": [{"bearer": []}],
+        "tags": [
+            {"name": "health"},
+            {"name": "session"},
+            {"name": "workload-types"},
+            {"name": "workloads"},
+            {"name": "gangs"},
+            {"name": "placement"},
+        ],
+        "paths": _paths(),
+        "components": {
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "A Kubernetes bearer token (service account, static or OIDC token).",
+                }
+            },
+            "schemas": _schemas(),
+        },
+    }
+    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+
+
+def render() -> str:
+    """The document as the text kept in ``openapi/openapi.json``."""
+    return _document()
+
+
+def openapi_document() -> Schema:
+    """A fresh copy of the document."""
+    doc: Schema = json.loads(_document())
+    return doc
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render())
