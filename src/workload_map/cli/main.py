@@ -44,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Placement needs of a manifest; --fit checks kube contexts.",
     ),
     "completion": ("workload_map.cli.commands.completion", "Print a shell completion script."),
+    "exporter": ("workload_map.cli.commands.exporter", "Serve Prometheus metrics about workloads."),
     "crd": ("workload_map.cli.commands.crd", "Print the Karta CRD (kartas.run.ai)."),
     "operator": ("workload_map.cli.commands.operator", "Run the Karta operator and admission webhooks."),
     "lint": ("workload_map.cli.commands.lint", "Check definitions (and objects) against CRD schemas."),

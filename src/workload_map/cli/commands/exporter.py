@@ -1,0 +1,122 @@
+"""``wmap exporter``: serve Prometheus metrics about workloads (see docs/metrics.md)."""
+
+from __future__ import annotations
+
+import click
+
+from workload_map.cli.common import Session, connection_options
+from workload_map.cli.main import get_state
+
+_NS_META = "wmap.exporter.namespaces"
+
+
+def _store_namespaces(ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> None:
+    if value:
+        ctx.meta[_NS_META] = list(value)
+
+
+@click.command(
+    "exporter",
+    short_help="Serve Prometheus metrics about workloads (phases, pods, requests, pod attribution).",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.option(
+    "--listen", default=":9090", show_default=True, metavar="[HOST]:PORT", help="Address to serve on."
+)
+@click.option(
+    "--watch-namespace",
+    "watch_namespaces",
+    multiple=True,
+    metavar="NS",
+    help="Same as -n/--namespace.",
+    hidden=True,
+)
+@click.option("--no-catalog", is_flag=True, help="Do not use the built-in catalog definitions.")
+@click.option(
+    "--rediscover-interval",
+    type=float,
+    default=30.0,
+    show_default=True,
+    help="Seconds between checks for newly served kinds and changed definitions.",
+)
+@click.option("--workers", type=int, default=4, show_default=True, help="Worker threads.")
+@click.option("--watch-timeout", type=int, default=300, show_default=True, hidden=True)
+@click.option("--log-level", default="info", show_default=True, help="debug, info, warning or error.")
+@connection_options
+def command(
+    listen: str,
+    watch_namespaces: tuple[str, ...],
+    no_catalog: bool,
+    rediscover_interval: float,
+    workers: int,
+    watch_timeout: int,
+    log_level: str,
+) -> None:
+    """Serve /metrics, /healthz and /readyz. Watches every workload kind the merged definitions
+    (catalog, cluster Kartas, --definitions) cover and the cluster serves, plus pods, and keeps
+    per-workload metrics up to date from the watch events."""
+    import logging
+    import signal
+    import threading
+
+    from workload_map.exporter import Exporter, MetricsServer, parse_listen
+
+    logging.basicConfig(
+        level=getattr(logging, log_level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    state = get_state()
+    try:
+        host, port = parse_listen(listen)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    namespaces = list(watch_namespaces)
+    ctx = click.get_current_context()
+    for ns in ctx.meta.get(_NS_META, ()):
+        if ns not in namespaces:
+            namespaces.append(ns)
+    given_ns = state.conn.get("namespace")  # -n given before the command name
+    if given_ns and given_ns not in namespaces and not ctx.meta.get(_NS_META):
+        namespaces.append(str(given_ns))
+    session = Session(state)
+    exporter = Exporter(
+        session.cluster_config(),
+        namespaces=namespaces,
+        local_paths=list(state.definitions),
+        include_catalog=not no_catalog,
+        rediscover_interval=rediscover_interval,
+        workers=workers,
+        watch_timeout=watch_timeout,
+    )
+    server = MetricsServer(exporter, host, port)
+    done = threading.Event()
+
+    def on_signal(_sig: int, _frame: object) -> None:
+        done.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    exporter.start()
+    server.start()
+    logging.getLogger("workload_map.exporter").info("serving on %s:%d", host, server.port)
+    click.echo(f"wmap exporter: serving http://{host}:{server.port}/metrics", err=True)
+    done.wait()
+    server.stop()
+    exporter.stop()
+
+
+# Unlike other commands, -n/--namespace is repeatable here: the namespaces to watch.
+command.params = [
+    click.Option(
+        ["-n", "--namespace", "namespace_"],
+        multiple=True,
+        metavar="NS",
+        expose_value=False,
+        callback=_store_namespaces,
+        help="Watch only this namespace (repeatable). Default: all namespaces.",
+    )
+    if p.name == "namespace_"
+    else p
+    for p in command.params
+]

@@ -1,0 +1,7 @@
+"""The Prometheus metrics exporter: workloads' phases, pods and requests, and pod-to-workload
+attribution, fed by informers (see docs/metrics.md)."""
+
+from workload_map.exporter.collector import Exporter, WatchedKind
+from workload_map.exporter.server import MetricsServer, parse_listen
+
+__all__ = ["Exporter", "MetricsServer", "WatchedKind", "parse_listen"]

@@ -1,0 +1,695 @@
+"""The exporter's engine: informers for every covered workload kind the cluster serves, for pods
+and for intermediate owners; per-workload metric text kept up to date by worker threads.
+
+Flow:
+
+- **Definitions**: the catalog, cluster ``Karta`` objects (watched; any change triggers a
+  rediscovery) and ``--definitions`` files, merged per GVK as everywhere else
+  (:mod:`workload_map.definitions_source`). Every covered GroupKind is watched once, at its most
+  stable covered version the server serves. A rediscovery also runs every
+  ``rediscover_interval`` seconds so that a CRD installed later gets its informer.
+- **Informers**: one per watched kind (per namespace with ``namespaces``), one for pods and one
+  for each intermediate owner kind that is not a covered kind itself (Jobs, ReplicaSets,
+  StatefulSets). Stores are indexed by owner-reference uid.
+- **Events** only enqueue keys (informer threads stay fast): a workload's own key, and for pods and
+  owners the covered ancestors found by climbing controller owner references through the stores.
+- **Workers** take a workload key, keep it only when it is top-level (no covered kind in its
+  controller-owner chain, upstream's ``get --all-types`` rule), collect its pods top-down from the
+  owner indexes, resolve it (cached per resourceVersion), attribute the pods
+  (:func:`workload_map.resolve.pods.attribute_pods`) and store the rendered lines. A scrape only
+  concatenates those lines.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from workload_map import __version__
+from workload_map.controllers import EventHandler, Informer, WorkQueue, run_workers
+from workload_map.controllers.workqueue import WorkerPool
+from workload_map.errors import ClusterError, NotFoundError, WorkloadMapError
+from workload_map.exporter import metrics as m
+from workload_map.exporter.exposition import Family
+
+if TYPE_CHECKING:
+    from workload_map.cluster.client import KubeClient
+    from workload_map.cluster.kubeconfig import ClusterConfig
+    from workload_map.definitions_source import DefinitionEntry
+    from workload_map.resolve.compiled import CompiledDefinition
+
+__all__ = ["Exporter", "WatchedKind"]
+
+log = logging.getLogger(__name__)
+
+KARTA_GROUP_VERSION = "run.ai/v1alpha1"
+KARTA_PATH = "/apis/run.ai/v1alpha1/kartas"
+#: Owner kinds between workloads and pods that are watched even when no definition covers them.
+INTERMEDIATE_KINDS: tuple[tuple[str, str, str], ...] = (
+    ("batch", "v1", "Job"),
+    ("apps", "v1", "ReplicaSet"),
+    ("apps", "v1", "StatefulSet"),
+)
+MAX_OWNER_DEPTH = 6
+POD_KIND = "/Pod"
+#: Rediscoveries in a row a kind must be missing from discovery before its informers stop.
+MISSING_ROUNDS = 3
+
+GroupKind = tuple[str, str]
+#: (kind id "group/Kind", namespace, name)
+WorkloadKey = tuple[str, str, str]
+Obj = dict[str, Any]
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _refs(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    refs = _meta(obj).get("ownerReferences")
+    return [r for r in refs if isinstance(r, Mapping)] if isinstance(refs, list) else []
+
+
+def _controller(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    found = [r for r in _refs(obj) if r.get("controller") is True]
+    return found[0] if len(found) == 1 else None
+
+
+def _group_of(api_version: object) -> str:
+    text = str(api_version or "")
+    return text.rpartition("/")[0] if "/" in text else ""
+
+
+def _owner_uids(obj: Obj) -> list[str]:
+    return [str(r["uid"]) for r in _refs(obj) if r.get("uid")]
+
+
+def _version_key(version: str) -> tuple[int, int, int, str]:
+    from workload_map.cluster.discovery import version_priority
+
+    return version_priority(version)
+
+
+@dataclass
+class WatchedKind:
+    """One GroupKind being watched: its served version and REST names, the definition (``None``
+    for intermediate owner kinds) and its informers."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+    entry: DefinitionEntry | None
+    compiled: CompiledDefinition | None = None
+    informers: list[Informer] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return f"{self.group}/{self.kind}"
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def resource_name(self) -> str:
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def path(self, namespace: str | None) -> str:
+        from workload_map.cluster.client import api_path
+
+        return api_path(self.api_version, self.plural, namespace if self.namespaced else None)
+
+    def get(self, namespace: str, name: str) -> Obj | None:
+        for inf in self.informers:
+            obj = inf.store.get(namespace, name)
+            if obj is not None:
+                return obj
+        return None
+
+    def by_owner(self, uid: str) -> list[Obj]:
+        out: list[Obj] = []
+        for inf in self.informers:
+            out.extend(inf.store.by_index("owner", uid))
+        return out
+
+    def signature(self) -> tuple[str, str, str]:
+        entry = self.entry
+        return (self.version, entry.name if entry else "", repr(entry.karta.spec) if entry else "")
+
+
+@dataclass
+class _Entry:
+    fingerprint: tuple[Any, ...]
+    lines: dict[str, bytes]
+
+
+class Exporter:
+    """Keeps metric text for every top-level workload of the covered kinds.
+
+    ``client_factory`` builds a new :class:`KubeClient` (each informer holds a long-lived watch
+    connection on its own client). ``namespaces``: watch only these (default: all).
+    """
+
+    def __init__(
+        self,
+        config: ClusterConfig,
+        *,
+        namespaces: Sequence[str] = (),
+        local_paths: Sequence[str] = (),
+        include_catalog: bool = True,
+        rediscover_interval: float = 30.0,
+        workers: int = 4,
+        watch_timeout: int = 300,
+        client_factory: Callable[[], KubeClient] | None = None,
+    ) -> None:
+        from workload_map.cluster.client import KubeClient
+        from workload_map.definitions_source import catalog_entries, local_entries
+
+        self.config = config
+        self.namespaces: tuple[str, ...] = tuple(dict.fromkeys(namespaces))
+        self.rediscover_interval = rediscover_interval
+        self.watch_timeout = watch_timeout
+        self._client_factory = client_factory or (lambda: KubeClient(config, connect_tries=1))
+        self.client = self._client_factory()
+        self._catalog = catalog_entries() if include_catalog else []
+        self._local = local_entries(local_paths)
+        self._lock = threading.RLock()
+        self.kinds: dict[str, WatchedKind] = {}
+        self._pod_informers: list[Informer] = []
+        self._karta_informer: Informer | None = None
+        self._entries: dict[WorkloadKey, _Entry] = {}
+        self._resolved: dict[WorkloadKey, tuple[str, Any]] = {}
+        self._pod_parents: dict[tuple[str, str], set[WorkloadKey]] = {}
+        self._resolve_errors: dict[str, int] = {}
+        self._definition_rows: list[tuple[list[tuple[str, str]], float]] = []
+        self._compiled_cache: dict[tuple[str, str], CompiledDefinition] = {}
+        self._served_cache: dict[str, dict[str, tuple[str, bool]]] = {}
+        self._missing: dict[str, int] = {}
+        self._version = 0
+        self.queue: WorkQueue[WorkloadKey] = WorkQueue(name="workloads")
+        self._workers_count = max(1, workers)
+        self._pool: WorkerPool[WorkloadKey] | None = None
+        self._stop = threading.Event()
+        self._nudge = threading.Event()
+        self._discovered = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.last_discovery_error: str | None = None
+
+    # ------------------------------------------------------------------------------- lifecycle
+
+    def start(self) -> Exporter:
+        self._pool = run_workers(
+            self.queue, self._process, count=self._workers_count, max_retries=8, name="wmap-exporter"
+        )
+        for ns in self.namespaces or (None,):
+            inf = self._new_informer(
+                "/api/v1/pods" if ns is None else f"/api/v1/namespaces/{ns}/pods", "pods"
+            )
+            inf.store.add_indexer("owner", _owner_uids)
+            inf.add_handler(
+                EventHandler(
+                    on_add=self._on_pod,
+                    on_update=lambda _old, new: self._on_pod(new),
+                    on_delete=lambda o: self._on_pod(o, deleted=True),
+                )
+            )
+            self._pod_informers.append(inf)
+            inf.start()
+        self._thread = threading.Thread(target=self._discovery_loop, name="wmap-discovery", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._nudge.set()
+        with self._lock:
+            informers = [
+                *self._pod_informers,
+                *(i for k in self.kinds.values() if k.id != POD_KIND for i in k.informers),
+            ]
+            if self._karta_informer is not None:
+                informers.append(self._karta_informer)
+        for inf in informers:
+            inf.stop(0)
+        for inf in informers:
+            inf.stop(2.0)
+            inf.client.close()
+        if self._pool is not None:
+            self._pool.stop(2.0)
+        if self._thread is not None:
+            self._thread.join(2.0)
+        self.client.close()
+
+    def _new_informer(self, path: str, resource: str) -> Informer:
+        return Informer(
+            self._client_factory(),
+            path,
+            resource=resource,
+            watch_timeout=self.watch_timeout,
+            backoff_initial=0.5,
+            backoff_max=10.0,
+        )
+
+    def informers(self) -> list[Informer]:
+        with self._lock:
+            out = [*self._pod_informers]
+            if self._karta_informer is not None:
+                out.append(self._karta_informer)
+            for k in self.kinds.values():
+                if k.id != POD_KIND:
+                    out.extend(k.informers)
+            return out
+
+    def ready(self) -> bool:
+        """True after the first discovery, once every informer has synced."""
+        return self._discovered.is_set() and all(i.has_synced() for i in self.informers())
+
+    def unsynced(self) -> list[str]:
+        out = [f"{i.resource} ({i.path})" for i in self.informers() if not i.has_synced()]
+        if not self._discovered.is_set():
+            out.insert(0, "discovery")
+        return out
+
+    def wait_ready(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not self.ready():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+    # ------------------------------------------------------------------------------- discovery
+
+    def _discovery_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.rediscover()
+                self.last_discovery_error = None
+                self._discovered.set()
+            except ClusterError as exc:
+                self.last_discovery_error = str(exc)
+                log.warning("discovery failed: %s", exc)
+            except Exception:
+                log.exception("discovery failed unexpectedly")
+            self._nudge.wait(self.rediscover_interval if self._discovered.is_set() else 1.0)
+            self._nudge.clear()
+
+    def _served(self, group_version: str) -> dict[str, tuple[str, bool]]:
+        """kind -> (plural, namespaced) served at a group version (positive answers cached)."""
+        cached = self._served_cache.get(group_version)
+        if cached is not None:
+            return cached
+        path = f"/apis/{group_version}" if "/" in group_version else f"/api/{group_version}"
+        try:
+            doc = self.client.get(path)
+        except NotFoundError:
+            return {}
+        kinds: dict[str, tuple[str, bool]] = {}
+        for res in doc.get("resources") or []:
+            if isinstance(res, Mapping) and "/" not in str(res.get("name", "")):
+                kinds[str(res.get("kind"))] = (str(res.get("name")), bool(res.get("namespaced")))
+        if kinds:
+            self._served_cache[group_version] = kinds
+        return kinds
+
+    def _group_versions(self) -> dict[str, list[str]]:
+        groups: dict[str, list[str]] = {"": ["v1"]}
+        doc = self.client.get("/apis")
+        for g in doc.get("groups") or []:
+            if isinstance(g, Mapping):
+                groups[str(g.get("name"))] = [str(v.get("version")) for v in g.get("versions") or []]
+        return groups
+
+    def rediscover(self) -> None:
+        """Recompute the definitions and served kinds; start/stop informers to match."""
+        from workload_map.definitions_source import decode_cluster_items, merge_definitions
+
+        served_groups = self._group_versions()
+        # Karta objects: watched when the CRD is served.
+        karta_served = "Karta" in self._served(KARTA_GROUP_VERSION) if "run.ai" in served_groups else False
+        if karta_served and self._karta_informer is None:
+            inf = self._new_informer(KARTA_PATH, "kartas.run.ai")
+
+            def nudge(*_args: Obj) -> None:
+                self._nudge.set()
+
+            inf.add_handler(EventHandler(on_add=nudge, on_update=nudge, on_delete=nudge))
+            inf.start()
+            inf.wait_for_sync(10)
+            with self._lock:
+                self._karta_informer = inf
+        cluster_items = self._karta_informer.store.list() if self._karta_informer is not None else []
+        cluster, warnings = decode_cluster_items(cluster_items)
+        for w in warnings:
+            log.warning("%s", w.message)
+        entries, merge_warnings = merge_definitions(self._catalog, cluster, self._local)
+        for w in merge_warnings:
+            log.warning("%s", w.message)
+        covered: dict[GroupKind, list[DefinitionEntry]] = {}
+        for e in entries:
+            gvk = e.gvk
+            if gvk is not None:
+                covered.setdefault((gvk.group, gvk.kind), []).append(e)
+        wanted: dict[str, WatchedKind] = {}
+        rows: list[tuple[list[tuple[str, str]], float]] = []
+        for (group, kind), group_entries in sorted(covered.items()):
+            by_version: dict[str, list[DefinitionEntry]] = {}
+            for e in group_entries:
+                assert e.gvk is not None
+                by_version.setdefault(e.gvk.version, []).append(e)
+            chosen: WatchedKind | None = None
+            for version in sorted(by_version, key=_version_key):
+                if version not in served_groups.get(group, ()):
+                    continue
+                gv = f"{group}/{version}" if group else version
+                found = self._served(gv).get(kind)
+                if found is None:
+                    continue
+                if len(by_version[version]) > 1:
+                    log.warning("%s %s: several definitions claim it; not exported", kind, gv)
+                    break
+                chosen = WatchedKind(group, version, kind, found[0], found[1], by_version[version][0])
+                break
+            for version, es in by_version.items():
+                for e in es:
+                    is_served = chosen is not None and chosen.version == version and chosen.entry is e
+                    labels = [
+                        ("definition", e.name),
+                        ("group", group),
+                        ("version", version),
+                        ("kind", kind),
+                        ("origin", e.origin),
+                    ]
+                    rows.append((labels, 1 if is_served else 0))
+            if chosen is not None:
+                wanted[chosen.id] = chosen
+        for group, version, kind in INTERMEDIATE_KINDS:
+            wk_id = f"{group}/{kind}"
+            if wk_id not in wanted and version in served_groups.get(group, ()):
+                found = self._served(f"{group}/{version}").get(kind)
+                if found is not None:
+                    wanted[wk_id] = WatchedKind(group, version, kind, found[0], found[1], None)
+        self._definition_rows = rows
+        self._apply(wanted)
+
+    def _apply(self, wanted: dict[str, WatchedKind]) -> None:
+        to_start: list[WatchedKind] = []
+        to_stop: list[WatchedKind] = []
+        with self._lock:
+            for wk_id, current in list(self.kinds.items()):
+                new = wanted.get(wk_id)
+                if new is None and current.entry is not None and current.entry.origin != "cluster":
+                    # Not served right now: the API server may be starting (groups appear one by
+                    # one). Stop only after several rediscoveries in a row.
+                    self._missing[wk_id] = self._missing.get(wk_id, 0) + 1
+                    if self._missing[wk_id] < MISSING_ROUNDS:
+                        continue
+                self._missing.pop(wk_id, None)
+                if new is None or new.signature() != current.signature() or new.plural != current.plural:
+                    to_stop.append(current)
+                    del self.kinds[wk_id]
+            for wk_id, new in wanted.items():
+                if wk_id not in self.kinds:
+                    if new.entry is not None:
+                        new.compiled = self._compile(new.entry)
+                    self.kinds[wk_id] = new
+                    to_start.append(new)
+        for wk in to_stop:
+            log.info("no longer watching %s", wk.id)
+            if wk.id == POD_KIND:
+                self._drop_kind(wk.id)
+                continue  # the shared pod informers keep running
+            for inf in wk.informers:
+                inf.stop(2.0)
+                inf.client.close()
+            self._drop_kind(wk.id)
+        for wk in to_start:
+            log.info("watching %s at %s", wk.id, wk.api_version)
+            if wk.id == POD_KIND:
+                wk.informers = list(self._pod_informers)  # shared; its events are handled in _on_pod
+                for inf in wk.informers:
+                    for obj in inf.store.list():
+                        self._on_pod(obj)
+                continue
+            namespaces: Iterable[str | None] = (
+                self.namespaces if (self.namespaces and wk.namespaced) else (None,)
+            )
+            for ns in namespaces:
+                inf = self._new_informer(wk.path(ns), wk.resource_name)
+                inf.store.add_indexer("owner", _owner_uids)
+                inf.add_handler(self._kind_handler(wk))
+                wk.informers.append(inf)
+            for inf in wk.informers:
+                inf.start()
+
+    def _compile(self, entry: DefinitionEntry) -> CompiledDefinition | None:
+        from workload_map.resolve.compiled import compile_definition
+
+        key = (entry.name, repr(entry.karta.spec))
+        cached = self._compiled_cache.get(key)
+        if cached is not None:
+            return cached
+        try:
+            compiled = compile_definition(entry.karta)
+        except WorkloadMapError as exc:
+            log.warning("definition %s does not compile: %s", entry.name, exc)
+            return None
+        self._compiled_cache[key] = compiled
+        return compiled
+
+    def _drop_kind(self, wk_id: str) -> None:
+        with self._lock:
+            for key in [k for k in self._entries if k[0] == wk_id]:
+                del self._entries[key]
+                self._resolved.pop(key, None)
+            self._version += 1
+
+    # --------------------------------------------------------------------------------- events
+
+    def _kind_handler(self, wk: WatchedKind) -> EventHandler:
+        def changed(obj: Obj) -> None:
+            if wk.entry is not None:
+                meta = _meta(obj)
+                self.queue.add((wk.id, str(meta.get("namespace") or ""), str(meta.get("name") or "")))
+            for key in self._ancestors(obj):
+                self.queue.add(key)
+
+        return EventHandler(on_add=changed, on_update=lambda _old, new: changed(new), on_delete=changed)
+
+    def _find_owner(self, namespace: str, ref: Mapping[str, Any]) -> tuple[WatchedKind | None, Obj | None]:
+        wk = self.kinds.get(f"{_group_of(ref.get('apiVersion'))}/{ref.get('kind')}")
+        if wk is None:
+            return None, None
+        obj = wk.get(namespace, str(ref.get("name") or ""))
+        if obj is not None and _meta(obj).get("uid") != ref.get("uid"):
+            obj = None
+        return wk, obj
+
+    def _ancestors(self, obj: Mapping[str, Any]) -> set[WorkloadKey]:
+        """Keys of the covered objects up ``obj``'s controller-owner chain (from the stores)."""
+        out: set[WorkloadKey] = set()
+        namespace = str(_meta(obj).get("namespace") or "")
+        current: Mapping[str, Any] = obj
+        for _ in range(MAX_OWNER_DEPTH):
+            ref = _controller(current)
+            if ref is None:
+                break
+            wk, owner = self._find_owner(namespace, ref)
+            if wk is None:
+                break
+            if wk.entry is not None:
+                out.add((wk.id, namespace, str(ref.get("name") or "")))
+            if owner is None:
+                break
+            current = owner
+        return out
+
+    def _on_pod(self, pod: Obj, deleted: bool = False) -> None:
+        meta = _meta(pod)
+        key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        parents = self._ancestors(pod)
+        with self._lock:
+            before = self._pod_parents.pop(key, set())
+            if not deleted and parents:
+                self._pod_parents[key] = parents
+            pod_kind = self.kinds.get(POD_KIND)
+        for wk_key in parents | before:
+            self.queue.add(wk_key)
+        if pod_kind is not None and pod_kind.entry is not None:
+            self.queue.add((pod_kind.id, key[0], key[1]))
+
+    # ------------------------------------------------------------------------------ processing
+
+    def _top_level(self, obj: Mapping[str, Any]) -> bool:
+        """No covered kind in the controller-owner chain (owners looked up in the stores; an owner
+        that is not in any store ends the walk)."""
+        namespace = str(_meta(obj).get("namespace") or "")
+        current: Mapping[str, Any] = obj
+        for _ in range(MAX_OWNER_DEPTH):
+            ref = _controller(current)
+            if ref is None:
+                return True
+            wk, owner = self._find_owner(namespace, ref)
+            if wk is None:
+                return True
+            if wk.entry is not None:
+                return False
+            if owner is None:
+                return True
+            current = owner
+        return True
+
+    def _pods_of(self, obj: Mapping[str, Any], wk: WatchedKind) -> dict[str, Obj]:
+        """Pods owned by ``obj`` (any owner reference at each level), top-down through the stores."""
+        if wk.id == POD_KIND:
+            return {str(_meta(obj).get("name")): dict(obj)}
+        uid = str(_meta(obj).get("uid") or "")
+        namespace = str(_meta(obj).get("namespace") or "")
+        pods: dict[str, Obj] = {}
+        frontier = [uid] if uid else []
+        seen = set(frontier)
+        with self._lock:
+            kinds = list(self.kinds.values())
+        for _ in range(MAX_OWNER_DEPTH):
+            if not frontier:
+                break
+            nxt: list[str] = []
+            for u in frontier:
+                for inf in self._pod_informers:
+                    for pod in inf.store.by_index("owner", u):
+                        pm = _meta(pod)
+                        if pm.get("namespace") == namespace:
+                            pods[str(pm.get("name"))] = pod
+                for k in kinds:
+                    if k.id == POD_KIND:
+                        continue
+                    for child in k.by_owner(u):
+                        cm = _meta(child)
+                        cu = str(cm.get("uid") or "")
+                        if cu and cu not in seen and cm.get("namespace") == namespace:
+                            seen.add(cu)
+                            nxt.append(cu)
+            frontier = nxt
+        return pods
+
+    def _process(self, key: WorkloadKey) -> None:
+        wk_id, namespace, name = key
+        with self._lock:
+            wk = self.kinds.get(wk_id)
+        obj = wk.get(namespace, name) if wk is not None else None
+        if wk is None or wk.entry is None or obj is None or not self._top_level(obj):
+            with self._lock:
+                if self._entries.pop(key, None) is not None:
+                    self._version += 1
+                self._resolved.pop(key, None)
+            return
+        pods = self._pods_of(obj, wk)
+        rv = str(_meta(obj).get("resourceVersion") or "")
+        fingerprint = (
+            id(wk),
+            rv,
+            tuple(sorted((n, str(_meta(p).get("resourceVersion"))) for n, p in pods.items())),
+        )
+        with self._lock:
+            current = self._entries.get(key)
+        if current is not None and current.fingerprint == fingerprint:
+            return
+        lines = self._render(key, wk, obj, rv, pods)
+        with self._lock:
+            if self.kinds.get(wk_id) is wk:
+                self._entries[key] = _Entry(fingerprint, lines)
+                self._version += 1
+
+    def _render(
+        self, key: WorkloadKey, wk: WatchedKind, obj: Obj, rv: str, pods: dict[str, Obj]
+    ) -> dict[str, bytes]:
+        from workload_map.resolve.pods import attribute_pods
+        from workload_map.resolve.resolver import resolve
+
+        meta = _meta(obj)
+        base = [("namespace", key[1]), ("group", wk.group), ("kind", wk.kind), ("name", key[2])]
+        assert wk.entry is not None
+        info = [
+            ("version", wk.version),
+            ("uid", str(meta.get("uid") or "")),
+            ("definition", wk.entry.name),
+            ("origin", wk.entry.origin),
+        ]
+        pod_labels = [("workload_group", wk.group), ("workload_kind", wk.kind), ("workload_name", key[2])]
+        workload = None
+        attribution = None
+        with self._lock:
+            cached = self._resolved.get(key)
+        if cached is not None and cached[0] == rv:
+            workload = cached[1]
+        elif wk.compiled is not None:
+            try:
+                workload = resolve(wk.compiled, obj)
+            except WorkloadMapError as exc:
+                log.info("%s %s/%s: %s", wk.kind, key[1], key[2], exc)
+                with self._lock:
+                    self._resolve_errors[wk.kind] = self._resolve_errors.get(wk.kind, 0) + 1
+                workload = None
+            with self._lock:
+                self._resolved[key] = (rv, workload)
+        if workload is not None and wk.compiled is not None:
+            try:
+                attribution = attribute_pods(wk.compiled, obj, pods.values(), check_ownership=False)
+            except WorkloadMapError as exc:
+                log.info("%s %s/%s: pods: %s", wk.kind, key[1], key[2], exc)
+        return m.render_workload(base, info, workload, attribution, pods, pod_labels)
+
+    # ------------------------------------------------------------------------------- scraping
+
+    def render(self) -> bytes:
+        """The whole exposition: workload families from the cache, the rest computed now."""
+        with self._lock:
+            entries = list(self._entries.values())
+            errors = dict(self._resolve_errors)
+            rows = list(self._definition_rows)
+        parts: list[bytes] = [m.BUILD_INFO.render([([("version", __version__)], 1)])]
+        for fam in m.WORKLOAD_FAMILIES:
+            parts.append(fam.header)
+            name = fam.name
+            for e in entries:
+                chunk = e.lines.get(name)
+                if chunk:
+                    parts.append(chunk)
+        parts.append(m.RESOLVE_ERRORS.render(([("kind", k)], v) for k, v in sorted(errors.items())))
+        parts.append(m.DEFINITION_INFO.render(rows))
+        informers = self.informers()
+
+        def per_informer(fam: Family, value: Callable[[Informer], float | None]) -> bytes:
+            samples = []
+            for inf in informers:
+                v = value(inf)
+                if v is not None:
+                    samples.append(([("resource", inf.resource), ("path", inf.path)], v))
+            return fam.render(samples)
+
+        parts.append(per_informer(m.INFORMER_SYNCED, lambda i: 1 if i.has_synced() else 0))
+        parts.append(per_informer(m.INFORMER_LAST_EVENT, lambda i: i.last_event_time))
+        parts.append(per_informer(m.INFORMER_LAST_SYNC, lambda i: i.last_sync_time))
+        parts.append(per_informer(m.INFORMER_OBJECTS, lambda i: len(i.store)))
+        parts.append(per_informer(m.INFORMER_RELISTS, lambda i: i.stats.lists))
+        parts.append(
+            per_informer(m.INFORMER_WATCH_ERRORS, lambda i: i.stats.watch_errors + i.stats.list_errors)
+        )
+        parts.append(m.QUEUE_DEPTH.render([([], len(self.queue))]))
+        parts.append(m.READY.render([([], 1 if self.ready() else 0)]))
+        return b"".join(parts)
+
+    def workload_count(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def idle(self) -> bool:
+        """No queued work (tests and benchmarks)."""
+        return len(self.queue) == 0 and self.queue.pending_delayed == 0

@@ -1,0 +1,256 @@
+"""The exporter's metric families and the per-workload rendering (see docs/metrics.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from workload_map.exporter.exposition import Family
+from workload_map.model.definition import ResourceStatus
+from workload_map.resolve.pods import PodAttribution
+from workload_map.resolve.resources import ResourceTotals, sum_totals
+from workload_map.resolve.types import Component, Workload
+
+__all__ = [
+    "ALL_PHASES",
+    "FAMILIES",
+    "WORKLOAD_FAMILIES",
+    "render_workload",
+    "resource_samples",
+]
+
+BUILD_INFO = Family("wmap_build_info", "info", "Build information of the workload-map exporter.")
+WORKLOAD_INFO = Family(
+    "wmap_workload_info",
+    "info",
+    "One series per exported (top-level) workload: its version, uid and the Karta definition used.",
+)
+PRIMARY_PHASE = Family(
+    "wmap_workload_primary_phase",
+    "gauge",
+    "1 for the workload's primary (most severe matched) phase.",
+)
+PHASE = Family(
+    "wmap_workload_phase",
+    "gauge",
+    "State set of the shared phases: 1 for every phase the workload's status matches, 0 for the others.",
+)
+COMPONENT_PODS = Family(
+    "wmap_workload_component_pods",
+    "gauge",
+    "Pods per component: desired (from the definition's scale), current (attributed pods) and ready. "
+    "Grouping components sum their children; the root component gives the workload total.",
+)
+RESOURCE_REQUESTS = Family(
+    "wmap_workload_resource_requests",
+    "gauge",
+    "Resources the workload requests for its desired pods (pod template requests x desired replicas), "
+    "by resource and unit (cpu in cores, memory in bytes, devices as counts).",
+)
+COMPONENT_RESOURCE_REQUESTS = Family(
+    "wmap_workload_component_resource_requests",
+    "gauge",
+    "Like wmap_workload_resource_requests, per component (grouping components sum their children).",
+)
+UNATTRIBUTED_PODS = Family(
+    "wmap_workload_unattributed_pods",
+    "gauge",
+    "Pods owned by the workload that no component's pod selector claims.",
+)
+POD_INFO = Family(
+    "wmap_pod_workload_info",
+    "info",
+    "Attribution of a pod to its top-level workload, component and instance (join DCGM or cAdvisor "
+    "series on namespace and pod).",
+)
+RESOLVE_FAILED = Family(
+    "wmap_workload_resolve_failed",
+    "gauge",
+    "1 when the workload could not be resolved through its definition (see the exporter's log).",
+)
+RESOLVE_ERRORS = Family(
+    "wmap_exporter_resolve_errors_total",
+    "counter",
+    "Workload object versions that failed to resolve, by kind.",
+)
+DEFINITION_INFO = Family(
+    "wmap_exporter_definition_info",
+    "info",
+    "Karta definitions in use: the watched group/version/kind, definition name, origin and whether the "
+    "cluster serves the type.",
+)
+INFORMER_SYNCED = Family(
+    "wmap_informer_synced", "gauge", "1 once the informer's first list completed, else 0."
+)
+INFORMER_LAST_EVENT = Family(
+    "wmap_informer_last_event_timestamp_seconds",
+    "gauge",
+    "Unix time of the informer's last contact with fresh data (list, watch event or bookmark).",
+)
+INFORMER_LAST_SYNC = Family(
+    "wmap_informer_last_sync_timestamp_seconds",
+    "gauge",
+    "Unix time of the informer's last complete list.",
+)
+INFORMER_OBJECTS = Family("wmap_informer_objects", "gauge", "Objects in the informer's store.")
+INFORMER_RELISTS = Family(
+    "wmap_informer_lists_total", "counter", "Complete lists the informer made (1 + relists)."
+)
+INFORMER_WATCH_ERRORS = Family(
+    "wmap_informer_watch_errors_total",
+    "counter",
+    "Watch and list failures (connection errors, API errors) the informer recovered from.",
+)
+QUEUE_DEPTH = Family("wmap_exporter_queue_depth", "gauge", "Workloads waiting to be re-rendered.")
+READY = Family("wmap_exporter_ready", "gauge", "1 when every informer has synced.")
+
+#: Families rendered from the per-workload cache, in output order.
+WORKLOAD_FAMILIES: tuple[Family, ...] = (
+    WORKLOAD_INFO,
+    PRIMARY_PHASE,
+    PHASE,
+    COMPONENT_PODS,
+    RESOURCE_REQUESTS,
+    COMPONENT_RESOURCE_REQUESTS,
+    UNATTRIBUTED_PODS,
+    RESOLVE_FAILED,
+    POD_INFO,
+)
+FAMILIES: tuple[Family, ...] = (
+    BUILD_INFO,
+    *WORKLOAD_FAMILIES,
+    RESOLVE_ERRORS,
+    DEFINITION_INFO,
+    INFORMER_SYNCED,
+    INFORMER_LAST_EVENT,
+    INFORMER_LAST_SYNC,
+    INFORMER_OBJECTS,
+    INFORMER_RELISTS,
+    INFORMER_WATCH_ERRORS,
+    QUEUE_DEPTH,
+    READY,
+)
+
+ALL_PHASES: tuple[str, ...] = tuple(s.value for s in ResourceStatus)
+_BYTE_RESOURCES = ("memory", "ephemeral-storage")
+
+Labels = list[tuple[str, str]]
+
+
+def _unit(resource: str) -> str:
+    if resource == "cpu":
+        return "core"
+    if resource in _BYTE_RESOURCES or resource.startswith("hugepages-"):
+        return "byte"
+    return "integer"
+
+
+def resource_samples(totals: ResourceTotals) -> list[tuple[str, str, float]]:
+    """``(resource, unit, value)``: cpu, memory and nvidia.com/gpu always, other extended
+    resources when non-zero."""
+    out: list[tuple[str, str, float]] = [
+        ("cpu", "core", totals.cpu_millis / 1000),
+        ("memory", "byte", totals.memory_bytes),
+    ]
+    extended = dict(totals.extended)
+    out.append(("nvidia.com/gpu", "integer", extended.pop("nvidia.com/gpu", 0)))
+    for name in sorted(extended):
+        if extended[name]:
+            out.append((name, _unit(name), extended[name]))
+    return out
+
+
+def _component_totals(workload: Workload) -> dict[str, ResourceTotals]:
+    out: dict[str, ResourceTotals] = {}
+
+    def total(comp: Component) -> ResourceTotals:
+        if comp.name not in out:
+            out[comp.name] = sum_totals(
+                [comp.resources, *(total(workload.components[c]) for c in comp.children)]
+            )
+        return out[comp.name]
+
+    for comp in workload.components.values():
+        total(comp)
+    return out
+
+
+def render_workload(
+    base: Labels,
+    info_labels: Labels,
+    workload: Workload | None,
+    attribution: PodAttribution | None,
+    pods: Mapping[str, Mapping[str, Any]],
+    pod_labels: Sequence[tuple[str, str]],
+) -> dict[str, bytes]:
+    """Family name -> sample lines for one workload.
+
+    ``base``: namespace/group/kind/name labels; ``info_labels``: extra labels of the info series;
+    ``workload``/``attribution`` are ``None`` when resolving failed; ``pods``: the owned pods by
+    name; ``pod_labels``: workload labels of the pod info series (``workload_kind``...).
+    """
+    out: dict[str, list[str]] = {}
+
+    def add(family: Family, labels: Labels, value: float) -> None:
+        out.setdefault(family.name, []).append(family.line(labels, value))
+
+    add(WORKLOAD_INFO, base + info_labels, 1)
+    if workload is None:
+        add(RESOLVE_FAILED, base, 1)
+    else:
+        add(RESOLVE_FAILED, base, 0)
+        add(PRIMARY_PHASE, [*base, ("phase", workload.primary_phase.value)], 1)
+        matched = {p.value for p in workload.phases}
+        for phase in ALL_PHASES:
+            add(PHASE, [*base, ("phase", phase)], 1 if phase in matched else 0)
+        for resource, unit, value in resource_samples(workload.resources):
+            add(RESOURCE_REQUESTS, [*base, ("resource", resource), ("unit", unit)], value)
+        for comp_name, totals in _component_totals(workload).items():
+            for resource, unit, value in resource_samples(totals):
+                add(
+                    COMPONENT_RESOURCE_REQUESTS,
+                    [*base, ("component", comp_name), ("resource", resource), ("unit", unit)],
+                    value,
+                )
+    claimed: set[str] = set()
+    if attribution is not None:
+        for cp in attribution.components:
+            comp_labels = [*base, ("component", cp.name)]
+            add(COMPONENT_PODS, [*comp_labels, ("state", "desired")], cp.desired)
+            add(COMPONENT_PODS, [*comp_labels, ("state", "current")], cp.current)
+            add(COMPONENT_PODS, [*comp_labels, ("state", "ready")], cp.ready)
+            for inst in cp.instances:
+                for p in inst.pods:
+                    claimed.add(p.name)
+                    add(
+                        POD_INFO,
+                        _pod_info(pods.get(p.name), p.name, pod_labels, cp.name, inst.instance_id),
+                        1,
+                    )
+        add(UNATTRIBUTED_PODS, base, len(attribution.unattributed))
+    for name in sorted(pods):
+        if name not in claimed:
+            add(POD_INFO, _pod_info(pods[name], name, pod_labels, "", ""), 1)
+    return {k: "".join(v).encode() for k, v in out.items()}
+
+
+def _pod_info(
+    pod: Mapping[str, Any] | None,
+    name: str,
+    pod_labels: Sequence[tuple[str, str]],
+    component: str,
+    instance: str,
+) -> Labels:
+    meta = pod.get("metadata") if pod is not None else None
+    meta = meta if isinstance(meta, Mapping) else {}
+    spec = pod.get("spec") if pod is not None else None
+    node = spec.get("nodeName") if isinstance(spec, Mapping) else None
+    return [
+        ("namespace", str(meta.get("namespace") or "")),
+        ("pod", name),
+        ("uid", str(meta.get("uid") or "")),
+        *pod_labels,
+        ("component", component),
+        ("instance", instance),
+        ("node", node if isinstance(node, str) else ""),
+    ]

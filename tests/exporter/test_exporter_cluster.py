@@ -1,0 +1,312 @@
+"""The exporter as a separate process against the real API server."""
+
+from __future__ import annotations
+
+import gzip
+import secrets
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.exporter.conftest import ExporterProcess
+from tests.exporter.promparse import Exposition, parse
+from tests.exporter.workloads import create_jobset_tree, running_status
+from tests.support import crds
+from tests.support.cluster import TestCluster
+from tests.support.kube import KubeTestClient
+
+Factory = Callable[..., ExporterProcess]
+ROLES = (("leader", 1), ("workers", 2))
+
+
+def delete_pod(kube: KubeTestClient, namespace: str, name: str) -> None:
+    """Delete at once (no kubelet here to confirm a graceful deletion)."""
+    kube.request(
+        "DELETE",
+        f"/api/v1/namespaces/{namespace}/pods/{name}",
+        {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0},
+    )
+
+
+def js_labels(ns: str, name: str) -> dict[str, str]:
+    return {"namespace": ns, "group": "jobset.x-k8s.io", "kind": "JobSet", "name": name}
+
+
+def primary(exp: Exposition, ns: str, name: str) -> str | None:
+    found = exp.find("wmap_workload_primary_phase", **js_labels(ns, name))
+    return found[0].labels["phase"] if len(found) == 1 else None
+
+
+def test_jobset_lifecycle(exporter_factory: Factory, kube: KubeTestClient, namespace: str) -> None:
+    exporter = exporter_factory()
+    exporter.wait_ready()
+    assert exporter.get("/healthz").status_code == 200
+    js, pods = create_jobset_tree(kube, "train", namespace, ROLES, gpus=2)
+    lb = js_labels(namespace, "train")
+    exp = exporter.wait_for(
+        lambda e: (
+            len(e.find("wmap_pod_workload_info", namespace=namespace)) == 3
+            and e.value("wmap_workload_component_pods", **lb, component="replicatedjob", state="ready") == 3
+        ),
+        what="pod info rows and ready pods",
+    )
+    # not started yet: Initializing
+    assert primary(exp, namespace, "train") == "Initializing"
+    phases = {s.labels["phase"]: s.value for s in exp.find("wmap_workload_phase", **lb)}
+    assert phases["Initializing"] == 1 and phases["Running"] == 0 and len(phases) == 9
+    pods_metric = {
+        (s.labels["component"], s.labels["state"]): s.value
+        for s in exp.find("wmap_workload_component_pods", **lb)
+    }
+    assert pods_metric[("replicatedjob", "desired")] == 3
+    assert pods_metric[("replicatedjob", "current")] == 3
+    assert pods_metric[("replicatedjob", "ready")] == 3
+    assert pods_metric[("jobset", "desired")] == 3  # the root rolls its children up
+    assert exp.value("wmap_workload_resource_requests", **lb, resource="nvidia.com/gpu") == 6
+    assert exp.value("wmap_workload_resource_requests", **lb, resource="cpu", unit="core") == 1.5
+    assert exp.value("wmap_workload_resource_requests", **lb, resource="memory", unit="byte") == 3 * 2**30
+    assert (
+        exp.value(
+            "wmap_workload_component_resource_requests",
+            **lb,
+            component="replicatedjob",
+            resource="nvidia.com/gpu",
+        )
+        == 6
+    )
+    info = {s.labels["pod"]: s.labels for s in exp.find("wmap_pod_workload_info", namespace=namespace)}
+    leader_pod = info["train-leader-0-pod"]
+    assert leader_pod["workload_kind"] == "JobSet" and leader_pod["workload_name"] == "train"
+    assert leader_pod["component"] == "replicatedjob" and leader_pod["instance"] == "leader"
+    assert leader_pod["node"] == "node-a" and leader_pod["uid"] == pods[0]["metadata"]["uid"]
+    assert info["train-workers-1-pod"]["instance"] == "workers"
+    # the Jobs are owned by the JobSet: not exported as workloads of their own
+    assert exp.find("wmap_workload_info", namespace=namespace, kind="Job") == []
+    assert exp.value("wmap_workload_info", **lb) == 1
+
+    # status change -> phase changes
+    kube.set_status(js, running_status(ROLES))
+    exporter.wait_for(lambda e: primary(e, namespace, "train") == "Running", what="Running")
+    kube.set_status(
+        js,
+        {
+            **running_status(ROLES),
+            "conditions": [
+                {
+                    "type": "Failed",
+                    "status": "True",
+                    "reason": "X",
+                    "message": "m",
+                    "lastTransitionTime": "2024-01-01T00:00:00Z",
+                }
+            ],
+        },
+    )
+    exporter.wait_for(lambda e: primary(e, namespace, "train") == "Failed", what="Failed")
+
+    # a pod becomes unready -> ready count drops; a pod deleted -> current drops
+    delete_pod(kube, namespace, "train-workers-1-pod")
+    exp = exporter.wait_for(
+        lambda e: (
+            e.value("wmap_workload_component_pods", **lb, component="replicatedjob", state="current") == 2
+        ),
+        what="pod deletion",
+    )
+    assert "train-workers-1-pod" not in {s.labels["pod"] for s in exp.find("wmap_pod_workload_info")}
+
+    # delete -> series gone
+    kube.delete_obj(js)
+    exporter.wait_for(lambda e: not e.find("wmap_workload_info", **lb), what="series gone")
+
+    # gzip
+    r = exporter.get("/metrics", headers={"Accept-Encoding": "gzip"})
+    assert r.status_code == 200
+    parse(r.text)  # httpx decodes gzip transparently
+    raw = httpx.get(exporter.url + "/metrics", headers={"Accept-Encoding": "gzip"})
+    assert raw.headers.get("content-encoding") == "gzip"
+    body = httpx.Client().send(
+        httpx.Request("GET", exporter.url + "/metrics", headers={"Accept-Encoding": "gzip"}), stream=True
+    )
+    data = b"".join(body.iter_raw())
+    parse(gzip.decompress(data).decode())
+    # freshness metrics
+    exp = exporter.scrape()
+    assert exp.value("wmap_informer_synced", resource="pods", path="/api/v1/pods") == 1
+    last = exp.value("wmap_informer_last_event_timestamp_seconds", resource="pods", path="/api/v1/pods")
+    assert last is not None and abs(last - time.time()) < 600
+    assert exp.value("wmap_exporter_ready") == 1
+    assert exp.find("wmap_build_info")
+
+
+HOSTILE = """apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata:
+  name: hostile-xgboost
+spec:
+  structureDefinition:
+    rootComponent:
+      name: xgb
+      kind: {group: kubeflow.org, version: v1, kind: XGBoostJob}
+      statusDefinition:
+        statusMappings:
+          running:
+          - byExpression:
+              expression: '0 | until(. > 1e12; . + 1) | . > 0'
+              expectedResult: "true"
+      specDefinition:
+        podTemplateSpecPath: .spec.xgbReplicaSpecs.Master.template
+"""
+
+
+def xgboost(name: str, namespace: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "XGBoostJob",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "xgbReplicaSpecs": {
+                "Master": {
+                    "replicas": 1,
+                    "template": {
+                        "spec": {"containers": [{"name": "xgboost", "image": "registry.invalid/x:1"}]}
+                    },
+                }
+            }
+        },
+    }
+
+
+def test_hostile_definition_does_not_stall_others(
+    exporter_factory: Factory, kube: KubeTestClient, namespace: str, tmp_path: Path
+) -> None:
+    defs = tmp_path / "hostile.yaml"
+    defs.write_text(HOSTILE)
+    exporter = exporter_factory("--definitions", str(defs))
+    exporter.wait_ready()
+    for i in range(6):
+        kube.create(xgboost(f"x{i}", namespace))
+    create_jobset_tree(kube, "ok", namespace, (("leader", 1),))
+    exp = exporter.wait_for(
+        lambda e: (
+            primary(e, namespace, "ok") is not None
+            and len(e.find("wmap_workload_resolve_failed", namespace=namespace, kind="XGBoostJob")) == 6
+        ),
+        timeout=60,
+        what="JobSet resolved despite hostile definition",
+    )
+    for s in exp.find("wmap_workload_resolve_failed", namespace=namespace, kind="XGBoostJob"):
+        assert s.value == 1
+    assert (exp.value("wmap_exporter_resolve_errors_total", kind="XGBoostJob") or 0) >= 6
+    assert exp.value("wmap_exporter_definition_info", definition="hostile-xgboost", origin="local") == 1
+
+
+def test_namespace_scoped_and_crd_installed_later(
+    exporter_factory: Factory, kube: KubeTestClient, namespace: str, tmp_path: Path
+) -> None:
+    group = f"t{secrets.token_hex(4)}.wmap.test"
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                }
+            ],
+        },
+    }
+    definition = f"""apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata:
+  name: widget
+spec:
+  structureDefinition:
+    rootComponent:
+      name: widget
+      kind: {{group: {group}, version: v1, kind: Widget}}
+      specDefinition:
+        podTemplateSpecPath: .spec.template
+      scaleDefinition:
+        replicasPath: .spec.replicas
+      statusDefinition:
+        statusMappings:
+          running:
+          - byExpression:
+              expression: '.status.ok == true'
+              expectedResult: "true"
+"""
+    path = tmp_path / "widget.yaml"
+    path.write_text(definition)
+    other = kube.create_namespace()
+    exporter = exporter_factory("--definitions", str(path), "-n", namespace, "--namespace", other)
+    exporter.wait_ready()
+    exp = exporter.scrape()
+    assert exp.value("wmap_exporter_definition_info", definition="widget") == 0  # not served yet
+    crds.install_crds(kube, [crd])
+    widget = {
+        "apiVersion": f"{group}/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w1", "namespace": namespace},
+        "spec": {
+            "replicas": 2,
+            "template": {
+                "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "2"}}}]}
+            },
+        },
+        "status": {"ok": True},
+    }
+    kube.create(widget)
+    kube.create({**widget, "metadata": {"name": "elsewhere", "namespace": kube.create_namespace()}})
+    exp = exporter.wait_for(
+        lambda e: e.value("wmap_workload_primary_phase", namespace=namespace, kind="Widget", name="w1") == 1,
+        timeout=60,
+        what="Widget exported after its CRD appeared",
+    )
+    assert (
+        exp.value("wmap_workload_resource_requests", namespace=namespace, kind="Widget", resource="cpu") == 4
+    )
+    assert exp.find("wmap_workload_info", name="elsewhere") == []  # not a watched namespace
+    assert exp.value("wmap_exporter_definition_info", definition="widget") == 1
+
+
+def test_recovers_from_apiserver_restart_and_cut_watches(
+    cluster: TestCluster, exporter_factory: Factory, kube: KubeTestClient, namespace: str
+) -> None:
+    exporter = exporter_factory("-n", namespace, "--watch-timeout", "2")
+    exporter.wait_ready()
+    js, _ = create_jobset_tree(kube, "a", namespace, ROLES)
+    exporter.wait_for(lambda e: primary(e, namespace, "a") == "Initializing", what="a")
+    time.sleep(3)  # watches end (timeoutSeconds=2..3) and are re-established
+    kube.set_status(js, running_status(ROLES))
+    exporter.wait_for(lambda e: primary(e, namespace, "a") == "Running", what="a Running after cut watches")
+    cluster.restart_apiserver()
+    create_jobset_tree(kube, "b", namespace, (("leader", 1),))
+    delete_pod(kube, namespace, "a-workers-0-pod")
+    exp = exporter.wait_for(
+        lambda e: (
+            primary(e, namespace, "b") == "Initializing"
+            and e.value(
+                "wmap_workload_component_pods",
+                **js_labels(namespace, "a"),
+                component="replicatedjob",
+                state="current",
+            )
+            == 2
+        ),
+        timeout=90,
+        what="recovery after the apiserver restart",
+    )
+    exporter.wait_ready(30)
+    assert exp.find("wmap_workload_info", **js_labels(namespace, "a"))
