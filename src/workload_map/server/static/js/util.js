@@ -1,0 +1,105 @@
+// Small shared helpers: DOM building, phases, Kubernetes quantities, ages.
+
+/** Phase chips are shown most severe first (upstream Headlamp design, spec 3.4). */
+export const PHASE_ORDER = [
+  "Failed", "Degraded", "Suspending", "Resuming", "Suspended",
+  "Initializing", "Running", "Completed", "Undefined",
+];
+const PHASE_TONE = {
+  Failed: "error", Degraded: "warning", Suspending: "warning", Resuming: "info",
+  Suspended: "secondary", Initializing: "secondary", Running: "success",
+  Completed: "info", Undefined: "grey",
+};
+export const phaseRank = (p) => {
+  const i = PHASE_ORDER.indexOf(p);
+  return i < 0 ? PHASE_ORDER.length : i;
+};
+export const sortPhases = (phases) => [...new Set(phases || [])].sort((a, b) => phaseRank(a) - phaseRank(b));
+export const phaseTone = (p) => PHASE_TONE[p] || "grey";
+
+/** Create an element: h("a", {href: "#", class: "x"}, "text", child). */
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  if (attrs) {
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "class") el.className = v;
+      else if (k === "text") el.textContent = v;
+      else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v === true ? "" : String(v));
+    }
+  }
+  append(el, children);
+  return el;
+}
+function append(el, children) {
+  for (const c of children) {
+    if (c === undefined || c === null || c === false) continue;
+    if (Array.isArray(c)) append(el, c);
+    else el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+}
+
+export function chips(phases) {
+  const box = h("span", { class: "chips" });
+  for (const p of sortPhases(phases && phases.length ? phases : ["Undefined"])) {
+    box.append(h("span", { class: `chip tone-${phaseTone(p)}`, "data-phase": p }, p));
+  }
+  return box;
+}
+
+export function cpuText(millis) {
+  if (!millis) return "0";
+  return millis % 1000 === 0 ? String(millis / 1000) : `${millis}m`;
+}
+
+const BIN = [["Ei", 2 ** 60], ["Pi", 2 ** 50], ["Ti", 2 ** 40], ["Gi", 2 ** 30], ["Mi", 2 ** 20], ["Ki", 2 ** 10]];
+const DEC = [["E", 1e18], ["P", 1e15], ["T", 1e12], ["G", 1e9], ["M", 1e6], ["k", 1e3]];
+/** Bytes as a Kubernetes quantity when exact (16Gi, 70M), else a rounded binary value. */
+export function memText(bytes) {
+  if (!bytes) return "0";
+  for (const [u, n] of BIN) if (bytes >= n && bytes % n === 0) return `${bytes / n}${u}`;
+  for (const [u, n] of DEC) if (bytes >= n && bytes % n === 0) return `${bytes / n}${u}`;
+  for (const [u, n] of BIN) if (bytes >= n) return `${(bytes / n).toFixed(1)}${u}`;
+  return String(bytes);
+}
+
+/** kubectl-style short age (45s, 5m, 3h, 2d). */
+export function age(created, now = Date.now()) {
+  if (!created) return "<unknown>";
+  const t = Date.parse(created);
+  if (Number.isNaN(t)) return "<unknown>";
+  const s = Math.max(0, Math.floor((now - t) / 1000));
+  if (s < 120) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 180) return `${m}m`;
+  const hrs = Math.floor(s / 3600);
+  if (hrs < 48) return `${hrs}h`;
+  const d = Math.floor(s / 86400);
+  return d < 730 ? `${d}d` : `${Math.floor(d / 365)}y`;
+}
+
+/** Sum of ready/desired over a row's component summaries (ready null = pods not listed). */
+export function componentTotals(view) {
+  let ready = 0, desired = 0, known = false;
+  for (const c of view.components || []) {
+    desired += c.desired || 0;
+    if (c.ready !== null && c.ready !== undefined) { ready += c.ready; known = true; }
+  }
+  if (!known && view.pods) { ready = view.pods.ready; known = true; }
+  return { ready: known ? ready : null, desired };
+}
+
+export function gvkOf(view) {
+  const [group, version] = view.apiVersion.includes("/") ? view.apiVersion.split("/") : ["", view.apiVersion];
+  return { group, version, kind: view.kind };
+}
+
+export function workloadKey(v) {
+  return `${v.apiVersion}|${v.kind}|${v.namespace || ""}|${v.name}`;
+}
+
+export function debounce(fn, ms) {
+  let t;
+  return (...args) => { clearTimeout(t); t = setTimeout(() => fn(...args), ms); };
+}

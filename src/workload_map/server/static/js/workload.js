@@ -1,0 +1,174 @@
+// Workload page: header, vitals tiles, component graph, pods, resources table, unattributed pods.
+import { get, request, stream } from "./api.js";
+import { h, chips, cpuText, memText, age, debounce } from "./util.js";
+import { renderGraph } from "./graph.js";
+
+export const title = (p) => `${p.name} (${p.type})`;
+
+export function detailPath(p) {
+  const enc = encodeURIComponent;
+  return `/namespaces/${enc(p.namespace)}/workloads/${enc(p.type)}/${enc(p.name)}`;
+}
+
+/** Depth-first flattening: [{comp, depth, path}] for every component row. */
+function walk(components, depth = 0, path = [], out = []) {
+  for (const c of components || []) {
+    const p = [...path, c.name];
+    out.push({ c, depth, path: p });
+    walk(c.children, depth + 1, p, out);
+  }
+  return out;
+}
+
+const sub = (a, b) => ({
+  gpus: (a.gpus || 0) - (b.gpus || 0),
+  cpuMillis: (a.cpuMillis || 0) - (b.cpuMillis || 0),
+  memoryBytes: (a.memoryBytes || 0) - (b.memoryBytes || 0),
+});
+const sumRes = (list) => list.reduce((acc, r) => ({
+  gpus: acc.gpus + (r.gpus || 0), cpuMillis: acc.cpuMillis + (r.cpuMillis || 0), memoryBytes: acc.memoryBytes + (r.memoryBytes || 0),
+}), { gpus: 0, cpuMillis: 0, memoryBytes: 0 });
+
+/** COMPONENT REPLICAS GPU CPU MEMORY rows as `wmap describe` prints them (own share of each row,
+ * grouping rows that add nothing of their own skipped) plus TOTAL. */
+export function resourceRows(view) {
+  const rows = [];
+  let replicas = 0;
+  for (const { c, depth } of walk(view.components)) {
+    const kids = c.children || [];
+    const ownDesired = (c.replicas?.desired || 0) - kids.reduce((s, k) => s + (k.replicas?.desired || 0), 0);
+    const own = sub(c.resources || {}, sumRes(kids.map((k) => k.resources || {})));
+    const skip = kids.length && !(c.pods || []).length && !own.gpus && !own.cpuMillis && !own.memoryBytes && ownDesired === 0;
+    if (skip) continue;
+    rows.push({ name: c.name, depth, replicas: ownDesired, res: own });
+    replicas += ownDesired;
+  }
+  rows.push({ name: "TOTAL", depth: 0, replicas, res: view.resources || {}, total: true });
+  return rows;
+}
+
+function tile(label, value, subText, id) {
+  return h("div", { class: "tile panel", id }, h("div", { class: "label" }, label), h("div", { class: "value" }, value), subText ? h("div", { class: "sub" }, subText) : null);
+}
+
+function podRows(view) {
+  const out = [];
+  for (const { c, path } of walk(view.components)) {
+    for (const p of c.pods || []) out.push({ p, component: path.join(" / ") });
+  }
+  return out;
+}
+
+export function mount(root, params) {
+  let stop = null;
+  let alive = true;
+  const body = h("div", { id: "workload-detail" }, h("p", { class: "muted" }, "Loading…"));
+  root.append(h("p", null, h("a", { href: "#/workloads" }, "← Workloads")), body);
+
+  let writes = null; // {enabled, suspendable} once known
+  async function permissions() {
+    const [who, type] = await Promise.allSettled([get("/whoami"), get(`/workload-types/${encodeURIComponent(params.type)}`)]);
+    writes = {
+      enabled: who.status === "fulfilled" && !!who.value.writesEnabled,
+      user: who.status === "fulfilled" ? who.value.username : "",
+      suspendable: type.status === "fulfilled" ? type.value.suspendable !== false : true,
+    };
+  }
+  async function load() {
+    let view;
+    try {
+      if (!writes) await permissions();
+      view = await get(detailPath(params));
+    } catch (e) {
+      if (!alive) return;
+      body.replaceChildren(h("div", { class: "error-box", role: "alert" },
+        h("h1", null, e.status === 404 ? "Workload not found" : `Cannot load ${params.type} ${params.name}`),
+        h("p", null, `${e.status ? `${e.status}: ` : ""}${e.message}`)));
+      return;
+    }
+    if (!alive) return;
+    body.replaceChildren(...render(view));
+  }
+
+  async function act(verb, button) {
+    button.disabled = true;
+    try {
+      await request("POST", `${detailPath(params)}/${verb}`);
+      await load();
+    } catch (e) {
+      button.disabled = false;
+      alert(`${verb} failed: ${e.status || ""} ${e.message}`);
+    }
+  }
+
+  function render(v) {
+    const suspended = (v.phases || []).some((p) => p === "Suspended" || p === "Suspending");
+    const why = !writes.suspendable ? "This type's definition has no suspend actions"
+      : !writes.enabled ? "The server runs without --enable-writes" : "";
+    const pods = podRows(v);
+    const desired = (v.components || []).reduce((s, c) => s + (c.replicas?.desired || 0), 0);
+    const ready = v.pods ? v.pods.ready : pods.filter((x) => x.p.ready).length;
+    const r = v.resources || {};
+    const header = h("section", { "aria-labelledby": "wl-title" },
+      h("div", { class: "detail-head" },
+        h("h1", { id: "wl-title" }, `${v.kind}/${v.name}`),
+        chips(v.phases),
+        h("div", { class: "actions" },
+          h("button", { type: "button", id: "btn-suspend", disabled: suspended || !!why, title: why || null, onclick: (e) => act("suspend", e.target) }, "Suspend"),
+          h("button", { type: "button", id: "btn-resume", disabled: !suspended || !!why, title: why || null, onclick: (e) => act("resume", e.target) }, "Resume"))),
+      h("dl", { class: "meta" },
+        h("div", null, h("dt", null, "Kind"), h("dd", null, `${v.kind} (${v.apiVersion})`)),
+        h("div", null, h("dt", null, "Namespace"), h("dd", null, v.namespace || "—")),
+        h("div", null, h("dt", null, "Definition"), h("dd", null, h("a", { href: `#/definitions?q=${encodeURIComponent(v.definition)}` }, v.definition), ` (${v.origin})`)),
+        h("div", null, h("dt", null, "Age"), h("dd", { title: v.createdAt || "" }, age(v.createdAt)))));
+
+    const tiles = h("section", { class: "tiles", "aria-label": "Vitals" },
+      tile("GPUs", String(r.gpus || 0), "requested", "tile-gpus"),
+      tile("Pods ready", `${ready}/${desired}`, v.pods ? `${v.pods.total} pods found` : "", "tile-pods"),
+      tile("CPU", cpuText(r.cpuMillis || 0), "requested", "tile-cpu"),
+      tile("Memory", memText(r.memoryBytes || 0), "requested", "tile-memory"));
+
+    const graph = h("section", { "aria-labelledby": "g-title" }, h("h2", { id: "g-title" }, "Components"),
+      h("div", { class: "graph panel" }, renderGraph(v)));
+
+    const podTable = h("table", { class: "simple", id: "pods-table" },
+      h("thead", null, h("tr", null, ["Pod", "Component", "Phase", "Ready", "Reason", "Node", "GPUs"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", null, pods.length ? pods.map(({ p, component }) => h("tr", { "data-pod": p.name },
+        h("td", { class: "mono" }, p.name), h("td", null, component), h("td", null, p.phase),
+        h("td", null, p.ready ? "yes" : "no"), h("td", null, p.reason || ""), h("td", null, p.node || "<none>"),
+        h("td", { class: "num" }, String(p.resources?.gpus || 0))))
+        : h("tr", null, h("td", { colspan: 7, class: "muted" }, "No pods."))));
+
+    const resTable = h("table", { class: "simple", id: "resources-table" },
+      h("thead", null, h("tr", null, ["COMPONENT", "REPLICAS", "GPU", "CPU", "MEMORY"].map((t, i) => h("th", { scope: "col", class: i ? "num" : "" }, t)))),
+      h("tbody", null, resourceRows(v).map((row) => h("tr", { class: row.total ? "total" : "" },
+        h("td", { style: `padding-left:${10 + row.depth * 16}px` }, row.name),
+        h("td", { class: "num" }, String(row.replicas)),
+        h("td", { class: "num" }, String(row.res.gpus || 0)),
+        h("td", { class: "num" }, cpuText(row.res.cpuMillis || 0)),
+        h("td", { class: "num" }, memText(row.res.memoryBytes || 0))))));
+
+    const un = v.unattributed || [];
+    const unSection = h("section", { "aria-labelledby": "u-title" }, h("h2", { id: "u-title" }, `Unattributed pods (${un.length})`),
+      un.length ? h("div", { class: "panel" }, h("table", { class: "simple", id: "unattributed-table" },
+        h("thead", null, h("tr", null, ["Pod", "Phase", "Node", "Reason"].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", null, un.map((u) => h("tr", null, h("td", { class: "mono" }, u.name), h("td", null, u.phase || ""), h("td", null, u.node || "<none>"), h("td", null, u.reason))))))
+        : h("p", { class: "muted" }, "Every pod is attributed to a component."));
+
+    return [header, tiles, graph,
+      h("section", { "aria-labelledby": "p-title" }, h("h2", { id: "p-title" }, `Pods (${pods.length})`), h("div", { class: "panel" }, podTable)),
+      h("section", { "aria-labelledby": "r-title" }, h("h2", { id: "r-title" }, "Resources"), h("div", { class: "panel" }, resTable)),
+      unSection];
+  }
+
+  load();
+  // Re-read the detail when the stream reports a change to this workload.
+  const refresh = debounce(load, 300);
+  let synced = false;
+  stop = stream("/watch/workloads", { namespace: params.namespace !== "_" ? params.namespace : "", type: params.type }, (msg) => {
+    if (msg.event === "synced") { synced = true; return; }
+    const o = msg.data && msg.data.object;
+    if (synced && o && o.name === params.name) refresh();
+  }, (s) => { if (s === "retry") synced = false; });
+  return () => { alive = false; if (stop) stop(); };
+}
