@@ -27,6 +27,9 @@ ensure_system_tools() {
   command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
   command -v xz >/dev/null 2>&1 || missing+=(xz-utils)
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  # chromium + chromedriver: headless browser for the web UI tests (tests/server/ui).
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
   if [ "${#missing[@]}" -gt 0 ]; then
     local sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
