@@ -93,6 +93,10 @@ def test_server_side_dry_run_create(path: Path, kube: Any, dry_run_ns: str) -> N
     namespace = dry_run_ns
     body = {**obj, "metadata": {**meta, "namespace": namespace}}
     body.pop("status", None)
+    if (obj["apiVersion"], obj["kind"]) == ("batch/v1", "CronJob"):
+        # kube-apiserver v1.20 serves CronJob only as batch/v1beta1 (same fields the catalog reads).
+        body["apiVersion"] = "batch/v1beta1"
+        obj = body
     plural, namespaced = kube.plural_for(obj["apiVersion"], obj["kind"])
     url = resource_path(obj["apiVersion"], plural, namespace=namespace if namespaced else None)
     created = kube.request("POST", url, body, params={"dryRun": "All"})
