@@ -1,0 +1,708 @@
+"""The ASGI app of ``wmap serve`` (Starlette). Routes and behaviour: docs/server.md and
+openapi/openapi.json. Handlers are plain functions (Starlette runs them in its thread pool) except
+the server-sent events stream."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from workload_map.errors import ClusterError, NotFoundError, WorkloadMapError
+from workload_map.server.auth import AccessReviewer, Authenticator, User
+from workload_map.server.errors import HttpError, error_body, from_cluster_error
+from workload_map.server.openapi import DEFAULT_LIMIT, MAX_LIMIT, PHASES, SORT_KEYS, openapi_document
+from workload_map.server.state import ClusterState, TypeRef
+from workload_map.server.workloads import (
+    Query,
+    decode_continue,
+    encode_continue,
+    list_workloads,
+    may_list_pods,
+    row_for,
+    select_types,
+    sort_rows,
+    visible,
+)
+
+__all__ = ["ServerSettings", "create_app"]
+
+log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).parent / "static"
+KARTA_GROUP = "run.ai"
+KARTA_RESOURCE = "kartas"
+
+
+@dataclass
+class ServerSettings:
+    enable_writes: bool = False
+    token_ttl: float = 10.0
+    access_ttl: float = 10.0
+    heartbeat: float = 15.0
+    start_informers: bool = True
+
+
+class JSON(Response):
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content)
+
+
+def _err(exc: HttpError) -> JSON:
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    return JSON(exc.body(), status_code=exc.status, headers=headers)
+
+
+# ------------------------------------------------------------------------------------ parsing
+
+
+def _bool(request: Request, name: str) -> bool:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return False
+    if raw.lower() in ("true", "1", "yes"):
+        return True
+    if raw.lower() in ("false", "0", "no"):
+        return False
+    raise HttpError(400, "invalid_request", f"{name} must be true or false")
+
+
+def _list(request: Request, name: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for raw in request.query_params.getlist(name):
+        out.extend(p.strip() for p in raw.split(",") if p.strip())
+    return tuple(dict.fromkeys(out))
+
+
+def _query(request: Request) -> Query:
+    phases = _list(request, "phase")
+    for p in phases:
+        if p not in PHASES:
+            raise HttpError(
+                400, "invalid_request", f'invalid phase "{p}": must be one of {", ".join(PHASES)}'
+            )
+    sort = request.query_params.get("sort") or "-createdAt"
+    if sort.lstrip("-") not in SORT_KEYS or sort.startswith("--"):
+        raise HttpError(
+            400, "invalid_request", f'invalid sort "{sort}": one of {", ".join(SORT_KEYS)} (- first: desc)'
+        )
+    return Query(
+        types=_list(request, "type"),
+        namespaces=_list(request, "namespace"),
+        phases=phases,
+        label_selector=request.query_params.get("labelSelector") or "",
+        sort=sort,
+    )
+
+
+def _int(request: Request, name: str, default: int | None, low: int, high: int) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise HttpError(400, "invalid_request", f"{name} must be an integer") from exc
+    if not low <= value <= high:
+        raise HttpError(400, "invalid_request", f"{name} must be between {low} and {high}")
+    return value
+
+
+async def _json_body(request: Request) -> Any:
+    raw = await request.body()
+    if not raw:
+        raise HttpError(400, "invalid_request", "a JSON body is required")
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise HttpError(400, "invalid_request", f"the body is not valid JSON: {exc}") from exc
+
+
+# ------------------------------------------------------------------------------------ the app
+
+
+class Api:
+    def __init__(self, state: ClusterState, settings: ServerSettings) -> None:
+        self.state = state
+        self.settings = settings
+        self.authn = Authenticator(state.client, token_ttl=settings.token_ttl)
+        self.authz = AccessReviewer(state.client, ttl=settings.access_ttl)
+
+    # helpers
+    def user(self, request: Request) -> User:
+        return self.authn.authenticate(request.headers.get("authorization"))
+
+    def writes(self, what: str) -> None:
+        if not self.settings.enable_writes:
+            raise HttpError(
+                403,
+                "writes_disabled",
+                f"{what} changes the cluster, and this server is read-only",
+                "Start wmap serve with --enable-writes to allow it (or use dryRun=true).",
+            )
+
+    def one_type(self, token: str) -> TypeRef:
+        return select_types(self.state, [token])[0]
+
+    # health
+    def healthz(self, _request: Request) -> JSON:
+        return JSON({"status": "ok"})
+
+    def readyz(self, _request: Request) -> JSON:
+        ok, checks = self.state.readiness()
+        if ok:
+            return JSON({"status": "ready", "checks": checks})
+        body = error_body(503, "not_ready", "not ready", "", checks=checks)
+        return JSON(body, status_code=503)
+
+    def openapi(self, _request: Request) -> JSON:
+        return JSON(openapi_document())
+
+    def whoami(self, request: Request) -> JSON:
+        user = self.user(request)
+        return JSON({**user.to_dict(), "writesEnabled": self.settings.enable_writes})
+
+    # workload types
+    def may_read_kartas(self, user: User, verb: str) -> bool:
+        return self.authz.allowed(user, verb, group=KARTA_GROUP, resource=KARTA_RESOURCE)
+
+    def list_types(self, request: Request) -> JSON:
+        from workload_map.server.types import type_info
+
+        user = self.user(request)
+        origin = request.query_params.get("origin")
+        if origin not in (None, "", "catalog", "cluster"):
+            raise HttpError(400, "invalid_request", "origin must be catalog or cluster")
+        served = _bool(request, "served") if request.query_params.get("served") else None
+        defs = self.state.definitions()
+        warnings = [w.message for w in defs.warnings]
+        cluster_ok = self.may_read_kartas(user, "list")
+        if not cluster_ok:
+            warnings.append(f'user "{user.username}" may not list kartas.run.ai: cluster types are not shown')
+        items = []
+        for e in defs.entries:
+            if e.origin == "cluster" and not cluster_ok:
+                continue
+            if origin and e.origin != origin:
+                continue
+            info = type_info(self.state, e)
+            if served is not None and info["served"] != served:
+                continue
+            items.append(info)
+        return JSON({"items": items, "count": len(items), "warnings": warnings})
+
+    def get_type(self, request: Request) -> JSON:
+        from workload_map.server.types import type_info
+
+        user = self.user(request)
+        name = request.path_params["name"]
+        entry = next((e for e in self.state.definitions().entries if e.name == name), None)
+        if entry is None or (entry.origin == "cluster" and not self.may_read_kartas(user, "get")):
+            raise HttpError(404, "not_found", f'workload type "{name}" not found')
+        return JSON(type_info(self.state, entry, with_karta=True))
+
+    async def register_type(self, request: Request) -> Response:
+        from starlette.concurrency import run_in_threadpool
+
+        from workload_map.server.types import register_type
+
+        body = await _json_body(request)
+        dry_run = _bool(request, "dryRun")
+
+        def work() -> tuple[dict[str, Any], bool]:
+            user = self.user(request)
+            if not dry_run:
+                self.writes("registering a workload type")
+            self.authz.require(user, "create", group=KARTA_GROUP, resource=KARTA_RESOURCE)
+            return register_type(self.state, body, dry_run=dry_run)
+
+        info, created = await run_in_threadpool(work)
+        return JSON(info, status_code=201 if created else 200)
+
+    def delete_type(self, request: Request) -> JSON:
+        from workload_map.server.types import delete_type
+
+        user = self.user(request)
+        self.writes("deleting a workload type")
+        name = request.path_params["name"]
+        self.authz.require(user, "delete", group=KARTA_GROUP, resource=KARTA_RESOURCE, name=name)
+        return JSON(delete_type(self.state, name))
+
+    # workloads
+    def list_workloads(self, request: Request) -> JSON:
+        user = self.user(request)
+        query = _query(request)
+        limit = _int(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+        assert limit is not None
+        token = request.query_params.get("continue")
+        offset = decode_continue(token, query) if token else 0
+        rows, warnings = list_workloads(self.state, self.authz, user, query)
+        rows = sort_rows(rows, query.sort)
+        page = rows[offset : offset + limit]
+        nxt = encode_continue(offset + limit, query) if offset + limit < len(rows) else None
+        return JSON(
+            {"items": page, "count": len(page), "total": len(rows), "continue": nxt, "warnings": warnings}
+        )
+
+    def _get_workload(self, t: TypeRef, namespace: str, name: str) -> dict[str, Any]:
+        try:
+            return self.state.client.get(t.resource.path(namespace, name))
+        except NotFoundError as exc:
+            raise HttpError(
+                404, "not_found", f'{t.resource.kind} "{name}" not found in namespace {namespace}'
+            ) from exc
+        except ClusterError as exc:
+            raise from_cluster_error(exc, f"get {t.resource.kind} {namespace}/{name}") from exc
+
+    def get_workload(self, request: Request) -> JSON:
+        from workload_map.cli.live import controller_ref
+        from workload_map.cluster.owners import make_owner_lookup
+        from workload_map.resolve import resolve
+        from workload_map.resolve.pods import attribute_pods
+        from workload_map.server.workloads import age_seconds, with_object
+        from workload_map.views.model import build_describe
+
+        user = self.user(request)
+        ns, token, name = (request.path_params[k] for k in ("namespace", "type", "name"))
+        t = self.one_type(token)
+        res = t.resource
+        self.authz.require(user, "get", group=res.group, resource=res.name, namespace=ns, name=name)
+        obj = with_object(t, self._get_workload(t, ns, name))
+        meta = obj.get("metadata") or {}
+        pods: list[dict[str, Any]] | None = None
+        if may_list_pods(self.authz, user, ns):
+            try:
+                pods = self.state.client.list_all(f"/api/v1/namespaces/{ns}/pods")
+            except ClusterError as exc:
+                raise from_cluster_error(exc, f"list pods in {ns}") from exc
+        try:
+            workload = resolve(t.compiled, obj)
+            attribution = None
+            if pods is not None:
+                lookup = make_owner_lookup(self.state.client, self.state.discovery)
+                uid = meta.get("uid")
+                keys = []
+                for pod in pods:
+                    ref = controller_ref(pod)
+                    if ref is not None and ref.get("uid") != uid:
+                        keys.append(
+                            (ns, str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name")))
+                        )
+                if keys:
+                    lookup.prefetch(keys)
+                attribution = attribute_pods(t.compiled, obj, pods, owner_lookup=lookup)
+            by_name = {str((p.get("metadata") or {}).get("name")): p for p in pods or []}
+            view = build_describe(
+                workload,
+                obj,
+                definition=t.entry.name,
+                origin=t.entry.origin,
+                attribution=attribution,
+                unattributed_pods=by_name,
+            )
+        except WorkloadMapError as exc:
+            raise HttpError(422, "unprocessable", f'{res.kind} "{name}" cannot be resolved: {exc}') from exc
+        out = view.to_dict()
+        out["uid"] = view.view.uid
+        out["ageSeconds"] = age_seconds(view.view.created_at)
+        out["resourceVersion"] = meta.get("resourceVersion")
+        return JSON(out)
+
+    def suspend(self, request: Request) -> JSON:
+        return self._action(request, "suspend")
+
+    def resume(self, request: Request) -> JSON:
+        return self._action(request, "resume")
+
+    def _action(self, request: Request, action: str) -> JSON:
+        from workload_map.errors import ConflictError, WriteBackError
+        from workload_map.resolve import writeback
+
+        user = self.user(request)
+        dry_run = _bool(request, "dryRun")
+        component = request.query_params.get("component") or None
+        ns, token, name = (request.path_params[k] for k in ("namespace", "type", "name"))
+        if not dry_run:
+            self.writes(f"{action} of a workload")
+        t = self.one_type(token)
+        res = t.resource
+        self.authz.require(user, "patch", group=res.group, resource=res.name, namespace=ns, name=name)
+        obj = self._get_workload(t, ns, name)
+        fn = writeback.suspend if action == "suspend" else writeback.resume
+        try:
+            change = fn(t.entry.karta, obj, component)
+        except WriteBackError as exc:
+            raise HttpError(422, "unprocessable", f"{action} {res.kind} {ns}/{name}: {exc}") from exc
+        rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        patch_type: Literal["merge", "json"] = "merge" if change.merge_patch is not None else "json"
+        patch: Any = change.merge_patch if patch_type == "merge" else change.json_patch
+        result_obj: dict[str, Any] | None = None
+        if change.changed and not dry_run:
+            if patch_type == "merge":
+                body: Any = {**patch, "metadata": {**(patch.get("metadata") or {}), "resourceVersion": rv}}
+            else:
+                body = [{"op": "test", "path": "/metadata/resourceVersion", "value": rv}, *patch]
+            try:
+                result_obj = self.state.client.patch(
+                    res.path(ns, name), body, patch_type=patch_type, field_manager="wmap-serve"
+                )
+            except ConflictError as exc:
+                raise HttpError(409, "conflict", f"{res.kind} {ns}/{name} changed meanwhile; retry") from exc
+            except ClusterError as exc:
+                raise from_cluster_error(exc, f"patch {res.kind} {ns}/{name}") from exc
+        shown = result_obj if result_obj is not None else (change.new_object if dry_run else obj)
+        return JSON(
+            {
+                "action": action,
+                "dryRun": dry_run,
+                "changed": change.changed,
+                "patchType": patch_type,
+                "patch": patch,
+                "jsonPatch": change.json_patch,
+                "mergePatch": change.merge_patch,
+                "workload": row_for(t, shown, None),
+            }
+        )
+
+    # gangs and placement
+    def pod_group(self, request: Request) -> JSON:
+        from workload_map.cli.live import controller_ref, split_api_version
+        from workload_map.cluster.owners import make_owner_lookup
+        from workload_map.resolve.gangs import group_pod
+
+        user = self.user(request)
+        ns, pod = request.path_params["namespace"], request.path_params["name"]
+        self.authz.require(user, "get", group="", resource="pods", namespace=ns, name=pod)
+        client = self.state.client
+        try:
+            pod_obj = client.get(f"/api/v1/namespaces/{ns}/pods/{pod}")
+        except NotFoundError as exc:
+            raise HttpError(404, "not_found", f'Pod "{pod}" not found in namespace {ns}') from exc
+        except ClusterError as exc:
+            raise from_cluster_error(exc, f"get pod {ns}/{pod}") from exc
+        lookup = make_owner_lookup(client, self.state.discovery)
+        top: dict[str, Any] | None = None
+        current: dict[str, Any] = pod_obj
+        for _ in range(6):
+            ref = controller_ref(current)
+            if ref is None:
+                break
+            try:
+                owner = lookup(ns, str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name")))
+            except ClusterError as exc:
+                raise from_cluster_error(exc, f"get {ref.get('kind')} {ref.get('name')}") from exc
+            if owner is None:
+                break
+            top = current = owner
+        if top is None:
+            raise HttpError(
+                422, "unprocessable", f'Pod "{pod}" has no controller owner, so no workload defines its gang'
+            )
+        group, version = split_api_version(str(top.get("apiVersion")))
+        kind = str(top.get("kind"))
+        res = self.state.discovery.resource_for_kind(str(top.get("apiVersion")), kind)
+        top_meta = top.get("metadata") or {}
+        if res is not None:
+            self.authz.require(
+                user, "get", group=res.group, resource=res.name, namespace=ns, name=str(top_meta.get("name"))
+            )
+        defs = self.state.definitions()
+        found = defs.for_gvk(group, version, kind) or defs.for_group_kind(group, kind)
+        gvk_text = f"{group}/{version}, Kind={kind}"
+        if len(found) != 1:
+            raise HttpError(
+                404,
+                "no_definition_for_type",
+                f"no single Karta definition covers the pod's workload type {gvk_text}",
+                "Register one with POST /api/v1/workload-types.",
+                gvk=gvk_text,
+            )
+        entry = found[0]
+        try:
+            plan = group_pod(entry.karta, top, pod_obj)
+        except WorkloadMapError as exc:
+            raise HttpError(422, "unprocessable", f'group Pod "{pod}": {exc}') from exc
+        return JSON(
+            {
+                "pod": pod,
+                "namespace": ns,
+                "topOwner": {
+                    "apiVersion": top.get("apiVersion"),
+                    "kind": kind,
+                    "name": top_meta.get("name"),
+                    "uid": top_meta.get("uid"),
+                },
+                "definition": entry.name,
+                "origin": entry.origin,
+                "podGroup": plan.to_dict(),
+            }
+        )
+
+    async def placement(self, request: Request) -> Response:
+        from starlette.concurrency import run_in_threadpool
+
+        body = await _json_body(request)
+        return await run_in_threadpool(self._placement, request, body)
+
+    def _placement(self, request: Request, body: Any) -> JSON:
+        from workload_map.cli.live import split_api_version
+        from workload_map.resolve.placement import placement_needs
+
+        self.user(request)
+        if not isinstance(body, dict) or not isinstance(body.get("apiVersion"), str) or not body.get("kind"):
+            raise HttpError(400, "invalid_request", "the body must be a manifest with apiVersion and kind")
+        if not isinstance(body["kind"], str) or not body["apiVersion"]:
+            raise HttpError(400, "invalid_request", "apiVersion and kind must be non-empty strings")
+        group, version = split_api_version(body["apiVersion"])
+        kind = body["kind"]
+        defs = self.state.definitions()
+        found = defs.for_gvk(group, version, kind) or defs.for_group_kind(group, kind)
+        gvk_text = f"{group}/{version}, Kind={kind}"
+        if len(found) != 1:
+            raise HttpError(
+                404,
+                "no_definition_for_type",
+                f"no single Karta definition covers {gvk_text}",
+                "GET /api/v1/workload-types lists the types.",
+                gvk=gvk_text,
+            )
+        try:
+            needs = placement_needs(found[0].karta, body)
+        except WorkloadMapError as exc:
+            raise HttpError(422, "unprocessable", f"{kind}: {exc}") from exc
+        except Exception as exc:  # a manifest of the wrong shape deep inside
+            raise HttpError(422, "unprocessable", f"{kind}: cannot be resolved: {exc}") from exc
+        return JSON({**needs.to_dict(), "origin": found[0].origin})
+
+    # live events
+    async def watch(self, request: Request) -> Response:
+        from starlette.concurrency import run_in_threadpool
+
+        query = _query(request)
+        timeout = _int(request, "timeoutSeconds", None, 1, 86400)
+
+        def prepare() -> tuple[User, list[TypeRef]]:
+            user = self.user(request)
+            return user, select_types(self.state, query.types)
+
+        user, types = await run_in_threadpool(prepare)
+        stream = _EventStream(self, user, types, query, timeout)
+        await stream.start()
+        return StreamingResponse(
+            stream.events(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+
+class _EventStream:
+    """One SSE client: informer events -> filtered rows -> ``event:``/``data:`` frames."""
+
+    def __init__(self, api: Api, user: User, types: list[TypeRef], query: Query, timeout: int | None) -> None:
+        from workload_map.server.selectors import SelectorError, parse_selector
+
+        self.api = api
+        self.user = user
+        self.keys = {t.key for t in types}
+        self.types = types
+        self.query = query
+        self.timeout = timeout
+        try:
+            self.match = parse_selector(query.label_selector)
+        except SelectorError as exc:
+            raise HttpError(400, "invalid_request", f"invalid labelSelector: {exc}") from exc
+        self.queue: asyncio.Queue[tuple[str, str, dict[str, Any]]] = asyncio.Queue()
+        self.cancel: Callable[[], None] | None = None
+        self.initial: list[dict[str, Any]] = []
+
+    async def start(self) -> None:
+        from starlette.concurrency import run_in_threadpool
+
+        loop = asyncio.get_running_loop()
+
+        def push(kind: str, key: str, obj: dict[str, Any]) -> None:
+            if key in self.keys:
+                loop.call_soon_threadsafe(self.queue.put_nowait, (kind, key, obj))
+
+        def initial() -> None:
+            for t in self.types:
+                self.api.state.informer(t)
+            self.cancel = self.api.state.subscribe(push)
+            rows, _ = list_workloads(self.api.state, self.api.authz, self.user, self.query)
+            self.initial = sort_rows(rows, "name")
+
+        await run_in_threadpool(initial)
+
+    def _row(self, kind: str, key: str, obj: dict[str, Any]) -> dict[str, Any] | None:
+        t = self.api.state.type_for(key)
+        if t is None:
+            return None
+        meta = obj.get("metadata") or {}
+        ns = str(meta.get("namespace") or "")
+        if self.query.namespaces and ns not in self.query.namespaces:
+            return None
+        labels = meta.get("labels")
+        if not self.match(labels if isinstance(labels, Mapping) else {}):
+            return None
+        if not visible(self.api.authz, self.user, t, ns, "watch") and not visible(
+            self.api.authz, self.user, t, ns, "list"
+        ):
+            return None
+        pods = None
+        if kind != "deleted" and may_list_pods(self.api.authz, self.user, ns):
+            from workload_map.cli.live import index_pods_by_workload
+            from workload_map.cluster.owners import make_owner_lookup
+
+            uid = str(meta.get("uid") or "")
+            store = self.api.state.pods().store
+            lookup = make_owner_lookup(self.api.state.client, self.api.state.discovery)
+            pods = index_pods_by_workload(store.by_index("namespace", ns), {uid}, lookup).get(uid, [])
+        row = row_for(t, obj, pods)
+        if row is None:
+            return None
+        if kind != "deleted" and self.query.phases and not set(self.query.phases) & set(row["phases"]):
+            return None
+        return row
+
+    def _row_or_none(self, kind: str, key: str, obj: dict[str, Any]) -> Any:
+        return self._row(kind, key, obj)
+
+    @staticmethod
+    def frame(kind: str, row: dict[str, Any]) -> bytes:
+        data = orjson.dumps({"type": kind, "object": row})
+        rv = row.get("resourceVersion") or ""
+        return f"event: {kind}\nid: {rv}\n".encode() + b"data: " + data + b"\n\n"
+
+    async def events(self) -> AsyncIterator[bytes]:
+        from starlette.concurrency import run_in_threadpool
+
+        deadline = time.monotonic() + self.timeout if self.timeout else None
+        try:
+            yield b"retry: 3000\n\n"
+            for first in self.initial:
+                yield self.frame("added", first)
+            yield b'event: synced\ndata: {"type": "synced"}\n\n'
+            while True:
+                wait = self.api.settings.heartbeat
+                if deadline is not None:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return
+                    wait = min(wait, left)
+                try:
+                    kind, key, obj = await asyncio.wait_for(self.queue.get(), timeout=wait)
+                except asyncio.TimeoutError:
+                    yield b": keep-alive\n\n"
+                    continue
+                row: dict[str, Any] | None = None
+                with contextlib.suppress(HttpError):
+                    row = await run_in_threadpool(self._row_or_none, kind, key, obj)
+                if row is not None:
+                    yield self.frame(kind, row)
+        finally:
+            if self.cancel is not None:
+                self.cancel()
+
+
+def _wrap(fn: Callable[[Request], Any]) -> Callable[[Request], Awaitable[Response]]:
+    """Errors -> the JSON error object; sync handlers run in the thread pool."""
+    from starlette.concurrency import run_in_threadpool
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            if asyncio.iscoroutinefunction(fn):
+                result: Response = await fn(request)
+            else:
+                result = await run_in_threadpool(fn, request)
+            return result
+        except HttpError as exc:
+            return _err(exc)
+        except WorkloadMapError as exc:
+            return _err(
+                from_cluster_error(exc, "request")
+                if isinstance(exc, ClusterError)
+                else HttpError(422, "unprocessable", str(exc))
+            )
+
+    return endpoint
+
+
+def create_app(state: ClusterState, settings: ServerSettings | None = None) -> Starlette:
+    """The ASGI app. The caller owns ``state``; the app starts its informers on startup (when
+    ``settings.start_informers``) and closes it on shutdown."""
+    settings = settings or ServerSettings()
+    api = Api(state, settings)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        code = {404: "not_found", 405: "method_not_allowed"}.get(status, "invalid_request")
+        detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
+        return JSON(
+            error_body(status, code, f"{request.method} {request.url.path}: {detail}"), status_code=status
+        )
+
+    async def internal(request: Request, exc: Exception) -> Response:
+        log.exception("internal error on %s %s", request.method, request.url.path)
+        return JSON(
+            error_body(500, "internal", f"internal error: {type(exc).__name__}: {exc}"), status_code=500
+        )
+
+    def index(_request: Request) -> Response:
+        page = STATIC_DIR / "index.html"
+        if page.is_file():
+            return FileResponse(page)
+        return JSON({"name": "wmap serve", "openapi": "/openapi.json", "ui": "not installed"})
+
+    wl = "/api/v1/namespaces/{namespace}/workloads/{type}/{name}"
+    routes: list[Route | Mount] = [
+        Route("/healthz", _wrap(api.healthz), methods=["GET"]),
+        Route("/readyz", _wrap(api.readyz), methods=["GET"]),
+        Route("/openapi.json", _wrap(api.openapi), methods=["GET"]),
+        Route("/api/v1/whoami", _wrap(api.whoami), methods=["GET"]),
+        Route("/api/v1/workload-types", _wrap(api.list_types), methods=["GET"]),
+        Route("/api/v1/workload-types", _wrap(api.register_type), methods=["POST"]),
+        Route("/api/v1/workload-types/{name}", _wrap(api.get_type), methods=["GET"]),
+        Route("/api/v1/workload-types/{name}", _wrap(api.delete_type), methods=["DELETE"]),
+        Route("/api/v1/workloads", _wrap(api.list_workloads), methods=["GET"]),
+        Route(wl, _wrap(api.get_workload), methods=["GET"]),
+        Route(wl + "/suspend", _wrap(api.suspend), methods=["POST"]),
+        Route(wl + "/resume", _wrap(api.resume), methods=["POST"]),
+        Route("/api/v1/namespaces/{namespace}/pods/{name}/podgroup", _wrap(api.pod_group), methods=["GET"]),
+        Route("/api/v1/placement", _wrap(api.placement), methods=["POST"]),
+        Route("/api/v1/watch/workloads", _wrap(api.watch), methods=["GET"]),
+        Route("/", index, methods=["GET"]),
+    ]
+    if STATIC_DIR.is_dir():
+        routes.append(Mount("/static", app=StaticFiles(directory=str(STATIC_DIR)), name="static"))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        if settings.start_informers:
+            state.start()
+        try:
+            yield
+        finally:
+            await asyncio.get_running_loop().run_in_executor(None, state.close)
+
+    app = Starlette(
+        routes=routes,
+        exception_handlers={HTTPException: not_found, Exception: internal},
+        lifespan=lifespan,
+    )
+    app.state.api = api
+    return app

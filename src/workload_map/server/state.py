@@ -1,0 +1,341 @@
+"""What the server knows about its cluster: definitions, served types, informers, live events.
+
+* **Definitions**: catalog + cluster Karta objects (read with the server's identity), merged as
+  everywhere else (:mod:`workload_map.definitions_source`); reloaded after ``definitions_ttl``
+  seconds or when the API registers/deletes a type. Discovery is refreshed on the same schedule,
+  so types whose CRDs appear later are picked up.
+* **Types**: one :class:`TypeRef` per covered kind the cluster serves (for a group and kind with
+  several covered served versions: the most stable one), plus any exact served version asked for.
+* **Informers** (:class:`workload_map.controllers.informer.Informer`): one per workload resource,
+  plus one for pods, each with its own HTTP client (a watch holds a connection). Started for
+  every served type by :meth:`ClusterState.start` (in the background) and on first use for types
+  that appear later. Their events feed :meth:`subscribe` callbacks (the SSE endpoint).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workload_map.controllers.informer import EventHandler, Informer
+from workload_map.errors import ClusterError, WorkloadMapError
+from workload_map.server.errors import HttpError, from_cluster_error
+
+if TYPE_CHECKING:
+    from workload_map.cluster.client import KubeClient
+    from workload_map.cluster.discovery import APIResource, Discovery
+    from workload_map.cluster.kubeconfig import ClusterConfig
+    from workload_map.definitions_source import DefinitionEntry, DefinitionSet
+    from workload_map.resolve.compiled import CompiledDefinition
+
+__all__ = ["ClusterState", "TypeRef", "WorkloadEvent"]
+
+log = logging.getLogger(__name__)
+
+PODS_KEY = "Pod.v1"
+
+#: (event type: "added" | "modified" | "deleted", type key, object)
+WorkloadEvent = tuple[str, str, dict[str, Any]]
+Subscriber = Callable[[str, str, dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class TypeRef:
+    """A covered type the cluster serves: its definition, compiled, and its API resource."""
+
+    entry: DefinitionEntry
+    compiled: CompiledDefinition
+    resource: APIResource
+
+    @property
+    def key(self) -> str:
+        """``JobSet.v1alpha2.jobset.x-k8s.io``."""
+        return self.resource.gvk
+
+
+def _ns_index(obj: Mapping[str, Any]) -> list[str]:
+    meta = obj.get("metadata")
+    return [str(meta.get("namespace") or "")] if isinstance(meta, Mapping) else [""]
+
+
+def _uid_index(obj: Mapping[str, Any]) -> list[str]:
+    meta = obj.get("metadata")
+    uid = meta.get("uid") if isinstance(meta, Mapping) else None
+    return [str(uid)] if uid else []
+
+
+class ClusterState:
+    def __init__(
+        self,
+        config: ClusterConfig,
+        *,
+        client: KubeClient | None = None,
+        definitions_ttl: float = 10.0,
+        sync_timeout: float = 30.0,
+        watch_timeout: int = 300,
+    ) -> None:
+        from workload_map.cluster.client import KubeClient
+        from workload_map.cluster.discovery import Discovery
+
+        self.config = config
+        self.client = client or KubeClient(config, user_agent="wmap-serve")
+        self.discovery: Discovery = Discovery(self.client, cache_dir=False)
+        self.definitions_ttl = definitions_ttl
+        self.sync_timeout = sync_timeout
+        self.watch_timeout = watch_timeout
+        self._lock = threading.RLock()
+        self._defs: DefinitionSet | None = None
+        self._defs_at = 0.0
+        self._types: dict[str, TypeRef] = {}
+        self._compiled: dict[int, CompiledDefinition] = {}
+        self._informers: dict[str, Informer] = {}
+        self._clients: list[KubeClient] = []
+        self._subscribers: list[Subscriber] = []
+        self._closed = False
+        self.started = threading.Event()
+        self.start_error: str | None = None
+
+    # ------------------------------------------------------------------------------ definitions
+
+    def definitions(self) -> DefinitionSet:
+        with self._lock:
+            if self._defs is None or time.monotonic() - self._defs_at > self.definitions_ttl:
+                self._reload()
+            assert self._defs is not None
+            return self._defs
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._defs = None
+
+    def _reload(self) -> None:
+        from workload_map.definitions_source import KARTA_RESOURCE_PATH, load_definition_set
+
+        client = self.client
+
+        def list_kartas() -> list[dict[str, Any]]:
+            return client.list_all(KARTA_RESOURCE_PATH)
+
+        defs = load_definition_set(list_kartas=list_kartas)
+        for w in defs.warnings:
+            log.warning("definitions: %s", w.message)
+        if self._defs is not None:
+            self.discovery.invalidate()
+        try:
+            resources = self.discovery.resources()
+        except ClusterError as exc:
+            if self._defs is None:
+                raise from_cluster_error(exc, "discovery") from exc
+            resources = []
+        self._defs = defs
+        self._defs_at = time.monotonic()
+        self._types = self._build_types(defs, resources)
+
+    def compiled(self, entry: DefinitionEntry) -> CompiledDefinition:
+        from workload_map.resolve import compile_definition
+
+        with self._lock:
+            hit = self._compiled.get(id(entry.karta))
+            if hit is None:
+                hit = compile_definition(entry.karta)
+                self._compiled[id(entry.karta)] = hit
+            return hit
+
+    def _build_types(self, defs: DefinitionSet, resources: list[APIResource]) -> dict[str, TypeRef]:
+        out: dict[str, TypeRef] = {}
+        self._compiled = {
+            k: v for k, v in self._compiled.items() if any(id(e.karta) == k for e in defs.entries)
+        }
+        for res in resources:
+            if "/" in res.name or "list" not in res.verbs:
+                continue
+            found = defs.for_gvk(res.group, res.version, res.kind)
+            if len(found) != 1:
+                continue
+            try:
+                compiled = self.compiled(found[0])
+            except WorkloadMapError as exc:
+                log.warning("definition %s cannot be used: %s", found[0].name, exc)
+                continue
+            t = TypeRef(found[0], compiled, res)
+            out.setdefault(t.key, t)
+        return out
+
+    def all_types(self) -> dict[str, TypeRef]:
+        """Every covered served group/version/kind."""
+        self.definitions()
+        with self._lock:
+            return dict(self._types)
+
+    def served_types(self) -> list[TypeRef]:
+        """One type per covered group and kind: the most stable covered served version."""
+        from workload_map.cluster.discovery import version_priority
+
+        best: dict[tuple[str, str], TypeRef] = {}
+        for t in self.all_types().values():
+            gk = (t.resource.group, t.resource.kind)
+            cur = best.get(gk)
+            if cur is None or version_priority(t.resource.version) < version_priority(cur.resource.version):
+                best[gk] = t
+        return sorted(best.values(), key=lambda t: (t.resource.kind, t.resource.group))
+
+    def type_for(self, key: str) -> TypeRef | None:
+        return self.all_types().get(key)
+
+    def resolve_token(self, token: str) -> list[TypeRef]:
+        """Types a token names: a definition name, a served resource or kind token (kubectl's
+        forms: ``jobsets``, ``JobSet``, ``jobset.jobset.x-k8s.io``, ``JobSet.v1alpha2.jobset.x-k8s.io``)
+        or an offline kind match. Empty when nothing covered and served matches."""
+        from workload_map.errors import AmbiguousResourceTypeError, UnknownResourceTypeError
+
+        types = self.all_types()
+        defaults = {(t.resource.group, t.resource.kind): t for t in self.served_types()}
+        by_name = [t for t in types.values() if t.entry.name == token]
+        if by_name:
+            return [defaults.get((t.resource.group, t.resource.kind), t) for t in by_name][:1]
+        try:
+            matches = self.discovery.resolve_type(token)
+        except (UnknownResourceTypeError, AmbiguousResourceTypeError):
+            matches = []
+        except ClusterError as exc:
+            raise from_cluster_error(exc, "discovery") from exc
+        out: list[TypeRef] = []
+        explicit_version = token.count(".") >= 2 and any(token.split(".")[1] == m.version for m in matches)
+        for m in matches:
+            t = types.get(m.gvk) if explicit_version else defaults.get((m.group, m.kind))
+            if t is not None and t not in out:
+                out.append(t)
+        if not out:
+            for e in self.definitions().match_token(token):
+                gvk = e.gvk
+                if gvk is None:
+                    continue
+                t = defaults.get((gvk.group, gvk.kind))
+                if t is not None and t not in out:
+                    out.append(t)
+        return out
+
+    # ------------------------------------------------------------------------------- informers
+
+    def _new_client(self) -> KubeClient:
+        from workload_map.cluster.client import KubeClient
+
+        c = KubeClient(self.config, user_agent="wmap-serve")
+        self._clients.append(c)
+        return c
+
+    def _informer(self, key: str, path: str, resource: str) -> Informer:
+        with self._lock:
+            inf = self._informers.get(key)
+            if inf is not None:
+                return inf
+            if self._closed:
+                raise HttpError(503, "not_ready", "the server is shutting down")
+            inf = Informer(self._new_client(), path, resource=resource, watch_timeout=self.watch_timeout)
+            inf.store.add_indexer("namespace", _ns_index)
+            if key == PODS_KEY:
+                inf.store.add_indexer("uid", _uid_index)
+            else:
+                inf.add_handler(self._handler(key), replay=False)
+            self._informers[key] = inf
+            inf.start()
+            return inf
+
+    def _handler(self, key: str) -> EventHandler:
+        def emit(kind: str, obj: dict[str, Any]) -> None:
+            for fn in list(self._subscribers):
+                try:
+                    fn(kind, key, obj)
+                except Exception:  # a broken subscriber must not stop the informer
+                    log.exception("subscriber failed")
+
+        return EventHandler(
+            on_add=lambda o: emit("added", o),
+            on_update=lambda _old, new: emit("modified", new),
+            on_delete=lambda o: emit("deleted", o),
+        )
+
+    def informer(self, t: TypeRef, *, wait: bool = True) -> Informer:
+        inf = self._informer(t.key, t.resource.path(None), t.resource.qualified_name)
+        if wait:
+            self._wait(inf, t.resource.qualified_name)
+        return inf
+
+    def pods(self, *, wait: bool = True) -> Informer:
+        inf = self._informer(PODS_KEY, "/api/v1/pods", "pods")
+        if wait:
+            self._wait(inf, "pods")
+        return inf
+
+    def _wait(self, inf: Informer, what: str) -> None:
+        if not inf.wait_for_sync(self.sync_timeout):
+            raise HttpError(
+                503,
+                "not_ready",
+                f"the cache of {what} is not synced yet",
+                "Retry in a moment; /readyz says when the server is ready.",
+            )
+
+    def subscribe(self, fn: Subscriber) -> Callable[[], None]:
+        with self._lock:
+            self._subscribers.append(fn)
+
+        def cancel() -> None:
+            with self._lock, contextlib.suppress(ValueError):
+                self._subscribers.remove(fn)
+
+        return cancel
+
+    # ------------------------------------------------------------------------------- lifecycle
+
+    def start(self, *, background: bool = True) -> None:
+        """Load definitions and start informers for every served type and pods."""
+
+        def run() -> None:
+            try:
+                for t in self.served_types():
+                    self.informer(t, wait=False)
+                self.pods(wait=False)
+            except Exception as exc:
+                self.start_error = str(exc)
+                log.warning("starting the caches failed: %s", exc)
+            finally:
+                self.started.set()
+
+        if background:
+            threading.Thread(target=run, name="wmap-serve-start", daemon=True).start()
+        else:
+            run()
+
+    def readiness(self) -> tuple[bool, dict[str, Any]]:
+        checks: dict[str, Any] = {}
+        try:
+            self.client.get("/readyz")
+            checks["apiserver"] = "ok"
+        except ClusterError as exc:
+            checks["apiserver"] = str(exc)
+        with self._lock:
+            informers = dict(self._informers)
+        pending = sorted(k for k, inf in informers.items() if not inf.has_synced())
+        checks["informers"] = len(informers)
+        checks["unsynced"] = pending
+        if self.start_error:
+            checks["startError"] = self.start_error
+        ok = checks["apiserver"] == "ok" and self.started.is_set() and not pending and not self.start_error
+        return ok, checks
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            informers = list(self._informers.values())
+            self._informers.clear()
+        for inf in informers:
+            inf.stop(timeout=2.0)
+        for c in self._clients:
+            c.close()
+        self.client.close()
