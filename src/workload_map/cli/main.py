@@ -53,6 +53,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "List the Karta definitions in use, or print one (NAME).",
     ),
     "explain": ("workload_map.cli.commands.explain", "Explain one definition in words (KIND or NAME)."),
+    "serve": ("workload_map.cli.commands.serve", "Serve the Workload Map REST API (and web UI)."),
 }
 
 
