@@ -44,7 +44,7 @@ export function mount(root, params) {
     const notServed = items.filter((t) => !t.served);
     const cluster = items.filter((t) => t.origin === "cluster").length;
     const invalid = items.filter((t) => !t.valid).length;
-    body.replaceChildren(
+    body.replaceChildren(...[
       h("p", { id: "d-summary" }, `${items.length} definitions (${items.length - cluster} catalog, ${cluster} cluster); `,
         `${served.length} cover kinds the cluster serves, ${notServed.length} cover kinds it does not serve`,
         invalid ? `; ${invalid} invalid` : ""),
@@ -52,7 +52,7 @@ export function mount(root, params) {
       h("h2", null, `Covered and served (${served.length})`),
       table("defs-served", "Definitions whose kind the cluster serves", served),
       h("h2", null, `Covered but not served (${notServed.length})`),
-      table("defs-unserved", "Definitions whose kind the cluster does not serve", notServed));
+      table("defs-unserved", "Definitions whose kind the cluster does not serve", notServed)].filter(Boolean));
   }
 
   get("/workload-types").then((res) => {
