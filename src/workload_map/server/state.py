@@ -315,7 +315,7 @@ class ClusterState:
     def readiness(self) -> tuple[bool, dict[str, Any]]:
         checks: dict[str, Any] = {}
         try:
-            self.client.get("/readyz")
+            self.client.get_bytes("/readyz")
             checks["apiserver"] = "ok"
         except ClusterError as exc:
             checks["apiserver"] = str(exc)

@@ -193,6 +193,16 @@ def decode_continue(token: str, query: Query) -> int:
     return offset
 
 
+def _owned_by_covered(obj: Mapping[str, Any], covered: set[tuple[str, str]]) -> bool:
+    from workload_map.cli.live import controller_ref, split_api_version
+
+    ref = controller_ref(obj)
+    if ref is None:
+        return False
+    group, _ = split_api_version(str(ref.get("apiVersion") or ""))
+    return (group, str(ref.get("kind") or "")) in covered
+
+
 def list_workloads(
     state: ClusterState, reviewer: AccessReviewer, user: User, query: Query
 ) -> tuple[list[Obj], list[str]]:
@@ -205,6 +215,7 @@ def list_workloads(
     except SelectorError as exc:
         raise HttpError(400, "invalid_request", f"invalid labelSelector: {exc}") from exc
     types = select_types(state, query.types)
+    covered = {(t.resource.group, t.resource.kind) for t in state.all_types().values()}
     wanted_ns = set(query.namespaces)
     warnings: list[str] = []
     picked: list[tuple[TypeRef, Obj]] = []
@@ -219,6 +230,8 @@ def list_workloads(
             labels = _meta(obj).get("labels")
             if not match_labels(labels if isinstance(labels, Mapping) else {}):
                 continue
+            if not query.types and _owned_by_covered(obj, covered):
+                continue  # part of a bigger workload (a pod of a JobSet): that one is the row
             by_ns.setdefault(ns, []).append(obj)
         for ns, objs in by_ns.items():
             if visible(reviewer, user, t, ns):

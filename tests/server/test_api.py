@@ -1,0 +1,343 @@
+"""wmap serve's REST API, in process (ASGI test client), against the real test API server."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.cli.helpers import RUNNING_JOBSET_STATUS, jobset, pytorchjob
+from tests.server.conftest import AppFactory
+from tests.support.cluster import TestCluster
+from tests.support.kube import KubeTestClient, rule
+
+Headers = Callable[[str], dict[str, str]]
+REPO = Path(__file__).resolve().parents[2]
+ROLE = "jobset.sigs.k8s.io/replicatedjob-name"
+
+
+@pytest.fixture(scope="module")
+def ro(make_app: AppFactory) -> TestClient:
+    return make_app(enable_writes=False)
+
+
+@pytest.fixture(scope="module")
+def rw(make_app: AppFactory) -> TestClient:
+    return make_app(enable_writes=True)
+
+
+def seed(
+    kube: KubeTestClient, ns: str, name: str, *, pods: bool = True, labels: dict[str, str] | None = None
+) -> Any:
+    js = kube.create(jobset(name, ns, labels=labels))
+    js = kube.set_status(js, RUNNING_JOBSET_STATUS)
+    if pods:
+        for pod, role in ((f"{name}-leader-0", "leader"), (f"{name}-workers-0", "workers")):
+            pod_labels = {ROLE: role, "jobset.sigs.k8s.io/jobset-name": name}
+            kube.make_pod(pod, ns, owner=js, labels=pod_labels, gpus=4, cpu="4", memory="16Gi", node="n1")
+    return js
+
+
+def widget_karta(name: str, kind: str = "Widget") -> dict[str, Any]:
+    return {
+        "apiVersion": "run.ai/v1alpha1",
+        "kind": "Karta",
+        "metadata": {"name": name},
+        "spec": {
+            "structureDefinition": {
+                "rootComponent": {
+                    "name": "widget",
+                    "kind": {"group": "example.com", "version": "v1", "kind": kind},
+                    "statusDefinition": {
+                        "phaseDefinition": {"path": ".status.phase"},
+                        "statusMappings": {"running": [{"byPhase": "Running"}]},
+                    },
+                    "specDefinition": {"podTemplateSpecPath": ".spec.template"},
+                    "scaleDefinition": {"replicasPath": ".spec.replicas"},
+                }
+            }
+        },
+    }
+
+
+# --- health, OpenAPI, authentication ------------------------------------------------------------
+
+
+def test_health_and_openapi_equals_repo_file(ro: TestClient) -> None:
+    assert ro.get("/healthz").json() == {"status": "ok"}
+    served = ro.get("/openapi.json").json()
+    assert served == json.loads((REPO / "openapi" / "openapi.json").read_text())
+
+
+def test_readyz_once_synced(ro: TestClient, kube: KubeTestClient) -> None:
+    kube.wait_until(lambda: ro.get("/readyz").status_code == 200, timeout=60)
+    body = ro.get("/readyz").json()
+    assert body["status"] == "ready" and body["checks"]["informers"] > 1
+
+
+def test_missing_and_invalid_token_401(ro: TestClient) -> None:
+    r = ro.get("/api/v1/workloads")
+    assert r.status_code == 401 and r.json()["error"] == "unauthorized"
+    assert r.headers["www-authenticate"] == "Bearer"
+    r = ro.get("/api/v1/workloads", headers={"Authorization": "Bearer not-a-real-token"})
+    assert r.status_code == 401
+    assert set(r.json()) >= {"error", "message", "hint", "status"}
+
+
+def test_whoami_token_review(ro: TestClient, bearer: Headers) -> None:
+    body = ro.get("/api/v1/whoami", headers=bearer("reader")).json()
+    assert body["username"] == "reader"
+    assert "wmap:readers" in body["groups"] and body["writesEnabled"] is False
+
+
+def test_unknown_route_json_404(ro: TestClient) -> None:
+    r = ro.get("/api/v1/nope")
+    assert r.status_code == 404 and r.json()["error"] == "not_found"
+
+
+# --- workload types -----------------------------------------------------------------------------
+
+
+def test_types_list_has_catalog_and_served_kinds(ro: TestClient, bearer: Headers) -> None:
+    body = ro.get("/api/v1/workload-types", headers=bearer("admin")).json()
+    by_kind = {t["kind"]: t for t in body["items"]}
+    js = by_kind["JobSet"]
+    assert js["origin"] == "catalog" and js["valid"] and js["served"]
+    assert js["resource"] == {"name": "jobsets", "namespaced": True}
+    assert js["suspendable"] is True
+    assert body["count"] == len(body["items"])
+    one = ro.get(f"/api/v1/workload-types/{js['name']}", headers=bearer("admin")).json()
+    assert one["karta"]["spec"]["structureDefinition"]["rootComponent"]["kind"]["kind"] == "JobSet"
+
+
+def test_register_type_one_call(
+    rw: TestClient, ro: TestClient, bearer: Headers, kube: KubeTestClient
+) -> None:
+    karta = widget_karta("widgets-example-com")
+    r = rw.post("/api/v1/workload-types", json=karta, headers=bearer("admin"))
+    assert r.status_code == 201, r.text
+    assert r.json()["origin"] == "cluster" and r.json()["gvk"] == "example.com/v1, Kind=Widget"
+    stored = kube.get("run.ai/v1alpha1", "kartas", "widgets-example-com")
+    assert stored["spec"]["structureDefinition"]["rootComponent"]["kind"]["kind"] == "Widget"
+    try:
+        # same GVK again, under another name -> 409
+        again = rw.post("/api/v1/workload-types", json=widget_karta("other"), headers=bearer("admin"))
+        assert again.status_code == 409 and again.json()["error"] == "already_exists"
+        # listed (merged) with origin cluster
+        kube.wait_until(
+            lambda: any(
+                t["name"] == "widgets-example-com"
+                for t in rw.get("/api/v1/workload-types?origin=cluster", headers=bearer("admin")).json()[
+                    "items"
+                ]
+            ),
+            timeout=10,
+        )
+        # read-only server refuses writes
+        ro_r = ro.delete("/api/v1/workload-types/widgets-example-com", headers=bearer("admin"))
+        assert ro_r.status_code == 403 and ro_r.json()["error"] == "writes_disabled"
+        # nobody may not create kartas
+        nob = rw.post("/api/v1/workload-types", json=widget_karta("x", "Gadget"), headers=bearer("nobody"))
+        assert nob.status_code == 403 and nob.json()["error"] == "forbidden"
+    finally:
+        d = rw.delete("/api/v1/workload-types/widgets-example-com", headers=bearer("admin"))
+    assert d.status_code == 200, d.text
+    assert kube.status_of("GET", "/apis/run.ai/v1alpha1/kartas/widgets-example-com") == 404
+
+
+def test_register_without_name_and_dry_run(rw: TestClient, bearer: Headers, kube: KubeTestClient) -> None:
+    karta = widget_karta("ignored", "Sprocket")
+    del karta["metadata"]
+    r = rw.post("/api/v1/workload-types?dryRun=true", json=karta, headers=bearer("admin"))
+    assert r.status_code == 200, r.text
+    assert r.json()["name"] == "example-com-sprocket-v1"
+    assert kube.status_of("GET", "/apis/run.ai/v1alpha1/kartas/example-com-sprocket-v1") == 404
+
+
+def test_register_invalid_karta_422_with_findings(rw: TestClient, bearer: Headers) -> None:
+    karta = widget_karta("broken", "Broken")
+    del karta["spec"]["structureDefinition"]["rootComponent"]["statusDefinition"]
+    r = rw.post("/api/v1/workload-types", json=karta, headers=bearer("admin"))
+    assert r.status_code == 422
+    body = r.json()
+    assert body["error"] == "invalid_definition"
+    assert any(f["code"] == "KARTA005" for f in body["findings"])
+    wrong = copy.deepcopy(widget_karta("broken2", "Broken"))
+    wrong["spec"]["structureDefinition"]["rootComponent"]["name"] = 7
+    r = rw.post("/api/v1/workload-types", json=wrong, headers=bearer("admin"))
+    assert r.status_code == 422 and r.json()["findings"]
+
+
+def test_catalog_type_cannot_be_deleted(rw: TestClient, bearer: Headers) -> None:
+    r = rw.delete("/api/v1/workload-types/jobset-x-k8s-io-jobset-v1alpha2", headers=bearer("admin"))
+    assert r.status_code == 409 and r.json()["error"] == "builtin_type"
+
+
+def flatten(components: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for c in components:
+        out[c["name"]] = c
+        out.update(flatten(c.get("children", [])))
+    return out
+
+
+# --- workloads ----------------------------------------------------------------------------------
+
+
+def _list(client: TestClient, headers: dict[str, str], **params: Any) -> Any:
+    r = client.get("/api/v1/workloads", params=params, headers=headers)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_list_filter_paginate_sort(
+    ro: TestClient, bearer: Headers, kube: KubeTestClient, namespace: str
+) -> None:
+    seed(kube, namespace, "alpha", labels={"team": "a"})
+    seed(kube, namespace, "bravo", pods=False, labels={"team": "b"})
+    seed(kube, namespace, "charlie", pods=False, labels={"team": "a"})
+    kube.create(pytorchjob("torch", namespace))
+    admin = bearer("admin")
+    try:
+        kube.wait_until(lambda: _list(ro, admin, namespace=namespace)["total"] == 4, timeout=20)
+    except TimeoutError:
+        raise AssertionError(_list(ro, admin, namespace=namespace)) from None
+    body = _list(ro, admin, namespace=namespace, type="jobsets", sort="name")
+    assert [i["name"] for i in body["items"]] == ["alpha", "bravo", "charlie"]
+    alpha = body["items"][0]
+    assert alpha["kind"] == "JobSet" and alpha["namespace"] == namespace
+    assert alpha["resources"]["gpus"] == 12 and alpha["ageSeconds"] is not None
+    assert {c["name"]: (c["ready"], c["desired"]) for c in alpha["components"]} == {
+        "leader": (1, 1),
+        "workers": (1, 2),
+    }
+    assert alpha["pods"] == {"ready": 2, "total": 2}
+    # labels, phase and kinds
+    assert [
+        i["name"] for i in _list(ro, admin, namespace=namespace, labelSelector="team=a", sort="name")["items"]
+    ] == [
+        "alpha",
+        "charlie",
+    ]
+    kinds = _list(ro, admin, namespace=namespace, type="PyTorchJob")["items"]
+    assert [i["kind"] for i in kinds] == ["PyTorchJob"]
+    running = _list(ro, admin, namespace=namespace, type="jobset", phase="Running")
+    assert {i["name"] for i in running["items"]} <= {"alpha", "bravo", "charlie"}
+    assert all("Running" in i["phases"] for i in running["items"])
+    # pages
+    first = _list(ro, admin, namespace=namespace, limit=3, sort="-name")
+    assert [i["name"] for i in first["items"]] == ["torch", "charlie", "bravo"]
+    assert first["total"] == 4 and first["continue"]
+    second = _list(ro, admin, namespace=namespace, limit=3, sort="-name", **{"continue": first["continue"]})
+    assert [i["name"] for i in second["items"]] == ["alpha"] and second["continue"] is None
+    bad = ro.get(
+        "/api/v1/workloads",
+        params={"namespace": namespace, "limit": 3, "sort": "name", "continue": first["continue"]},
+        headers=admin,
+    )
+    assert bad.status_code == 400
+    assert ro.get("/api/v1/workloads?type=nosuchkind", headers=admin).status_code == 404
+    assert ro.get("/api/v1/workloads?labelSelector=a%20in%20(", headers=admin).status_code == 400
+
+
+def test_detail_tree_and_pods(ro: TestClient, bearer: Headers, kube: KubeTestClient, namespace: str) -> None:
+    seed(kube, namespace, "train")
+    r = ro.get(f"/api/v1/namespaces/{namespace}/workloads/jobset/train", headers=bearer("admin"))
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["fileMode"] is False and body["name"] == "train"
+    comps = flatten(body["components"])
+    assert comps["leader"]["replicas"] == {"desired": 1, "current": 1, "ready": 1}
+    assert [p["name"] for p in comps["leader"]["pods"]] == ["train-leader-0"]
+    missing = ro.get(f"/api/v1/namespaces/{namespace}/workloads/jobset/nope", headers=bearer("admin"))
+    assert missing.status_code == 404
+
+
+def test_suspend_resume_jobset(
+    rw: TestClient, ro: TestClient, bearer: Headers, kube: KubeTestClient, namespace: str
+) -> None:
+    seed(kube, namespace, "pausable", pods=False)
+    url = f"/api/v1/namespaces/{namespace}/workloads/jobsets/pausable"
+    admin = bearer("admin")
+    # read-only server: 403, but a dry run shows the patch
+    denied = ro.post(url + "/suspend", headers=admin)
+    assert denied.status_code == 403 and denied.json()["error"] == "writes_disabled"
+    dry = ro.post(url + "/suspend?dryRun=true", headers=admin).json()
+    assert dry["dryRun"] is True and dry["changed"] is True
+    assert dry["patchType"] == "merge" and dry["patch"] == {"spec": {"suspend": True}}
+    assert not kube.get("jobset.x-k8s.io/v1alpha2", "jobsets", "pausable", namespace)["spec"].get("suspend")
+    # with writes
+    r = rw.post(url + "/suspend", headers=admin)
+    assert r.status_code == 200, r.text
+    assert kube.get("jobset.x-k8s.io/v1alpha2", "jobsets", "pausable", namespace)["spec"]["suspend"] is True
+    assert r.json()["workload"]["name"] == "pausable"
+    r = rw.post(url + "/resume", headers=admin)
+    assert r.status_code == 200, r.text
+    assert kube.get("jobset.x-k8s.io/v1alpha2", "jobsets", "pausable", namespace)["spec"]["suspend"] is False
+    # nobody may not patch
+    assert rw.post(url + "/suspend", headers=bearer("nobody")).status_code == 403
+
+
+def test_rbac_nobody_and_namespace_scoped_reader(
+    ro: TestClient, bearer: Headers, kube: KubeTestClient, cluster: TestCluster
+) -> None:
+    ns_a = kube.create_namespace("wmap-srv-a")
+    ns_b = kube.create_namespace("wmap-srv-b")
+    seed(kube, ns_a, "mine")
+    seed(kube, ns_b, "theirs", pods=False)
+    kube.grant("reader", [rule(["jobset.x-k8s.io"], ["jobsets"], ["get", "list", "watch"])], ns_a)
+    kube.grant("reader", [rule([""], ["pods"], ["get", "list"])], ns_a)
+    admin = bearer("admin")
+    kube.wait_until(
+        lambda: _list(ro, admin, namespace=[ns_a, ns_b], type="jobsets")["total"] == 2, timeout=20
+    )
+    # nobody: 403 on a type they cannot list, and an empty list otherwise
+    r = ro.get("/api/v1/workloads", params={"type": "jobsets", "namespace": ns_a}, headers=bearer("nobody"))
+    assert r.status_code == 403 and r.json()["error"] == "forbidden"
+    assert _list(ro, bearer("nobody"), namespace=ns_a)["items"] == []
+    assert (
+        ro.get(f"/api/v1/namespaces/{ns_a}/workloads/jobsets/mine", headers=bearer("nobody")).status_code
+        == 403
+    )
+    # reader sees only namespace A
+    body = _list(ro, bearer("reader"), namespace=[ns_a, ns_b])
+    assert [(i["namespace"], i["name"]) for i in body["items"]] == [(ns_a, "mine")]
+    assert body["items"][0]["pods"] == {"ready": 2, "total": 2}
+    assert (
+        ro.get(f"/api/v1/namespaces/{ns_a}/workloads/jobsets/mine", headers=bearer("reader")).status_code
+        == 200
+    )
+    assert (
+        ro.get(f"/api/v1/namespaces/{ns_b}/workloads/jobsets/theirs", headers=bearer("reader")).status_code
+        == 403
+    )
+
+
+def test_placement_and_podgroup(
+    ro: TestClient, bearer: Headers, kube: KubeTestClient, namespace: str
+) -> None:
+    manifest = jobset("plan", namespace)
+    r = ro.post("/api/v1/placement", json=manifest, headers=bearer("reader"))
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["definition"] == "jobset-x-k8s-io-jobset-v1alpha2" and body["origin"] == "catalog"
+    assert body["totals"]["desiredPods"] == 3 and body["totals"]["desired"]["gpus"] == 12
+    assert body["gangs"]
+    unknown = ro.post(
+        "/api/v1/placement", json={"apiVersion": "example.com/v1", "kind": "Nope"}, headers=bearer("reader")
+    )
+    assert unknown.status_code == 404 and unknown.json()["error"] == "no_definition_for_type"
+    assert ro.post("/api/v1/placement", content=b"{", headers=bearer("reader")).status_code == 400
+    seed(kube, namespace, "gang")
+    r = ro.get(f"/api/v1/namespaces/{namespace}/pods/gang-workers-0/podgroup", headers=bearer("admin"))
+    assert r.status_code == 200, r.text
+    pg = r.json()
+    assert pg["topOwner"]["kind"] == "JobSet" and pg["topOwner"]["name"] == "gang"
+    assert pg["podGroup"]["name"] and pg["podGroup"]["minAvailable"] >= 1
+    nob = ro.get(f"/api/v1/namespaces/{namespace}/pods/gang-workers-0/podgroup", headers=bearer("nobody"))
+    assert nob.status_code == 403
