@@ -1,0 +1,123 @@
+"""``wmap serve`` as a separate process over HTTP: readiness, auth and the SSE stream."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.cli.helpers import RUNNING_JOBSET_STATUS, jobset
+from tests.support.cluster import TestCluster, free_port
+from tests.support.kube import KubeTestClient
+
+
+@pytest.fixture(scope="module")
+def served(cluster: TestCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    tmp = tmp_path_factory.mktemp("serve")
+    kc = cluster.write_kubeconfig(tmp / "kubeconfig", user="admin")
+    port = free_port()
+    env = dict(os.environ)
+    for name in ("WMAP_CATALOG_DIR", "KUBECONFIG"):
+        env.pop(name, None)
+    env["HOME"] = str(tmp)
+    log_path: Path = tmp / "serve.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "workload_map.cli.main", "serve", "--kubeconfig", str(kc)]
+            + ["--listen", f"127.0.0.1:{port}", "--enable-writes"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                raise AssertionError(f"wmap serve exited: {log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(url + "/readyz", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"wmap serve not ready: {log_path.read_text()[-3000:]}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+def test_http_auth_and_openapi(served: str, cluster: TestCluster) -> None:
+    assert httpx.get(served + "/api/v1/workloads").status_code == 401
+    r = httpx.get(served + "/api/v1/whoami", headers={"Authorization": f"Bearer {cluster.token('admin')}"})
+    assert r.status_code == 200 and r.json()["username"] == "admin" and r.json()["writesEnabled"] is True
+    doc = httpx.get(served + "/openapi.json").json()
+    assert doc["openapi"].startswith("3.1")
+
+
+def _events(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    kind = ""
+    for line in lines:
+        if line.startswith("event: "):
+            kind = line[len("event: ") :]
+        elif line.startswith("data: ") and kind:
+            yield kind, json.loads(line[len("data: ") :])
+            kind = ""
+
+
+def test_sse_stream_sees_status_change(
+    served: str, cluster: TestCluster, kube: KubeTestClient, namespace: str
+) -> None:
+    js = kube.create(jobset("live", namespace))
+    js = kube.set_status(js, RUNNING_JOBSET_STATUS)
+    headers = {"Authorization": f"Bearer {cluster.token('admin')}"}
+    params = {"type": "jobsets", "namespace": namespace, "timeoutSeconds": "30"}
+    seen: list[tuple[str, dict[str, Any]]] = []
+    with httpx.stream(
+        "GET", served + "/api/v1/watch/workloads", params=params, headers=headers, timeout=40
+    ) as r:
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        events = _events(r.iter_lines())
+        for kind, data in events:
+            seen.append((kind, data))
+            if kind == "synced":
+                break
+        assert [(k, d["object"]["name"]) for k, d in seen if k == "added"] == [("added", "live")]
+        assert seen[0][1]["object"]["primaryPhase"] == "Running"
+        failed = {
+            **RUNNING_JOBSET_STATUS,
+            "conditions": [
+                {
+                    "type": "Failed",
+                    "status": "True",
+                    "reason": "FailedJobs",
+                    "message": "a job failed",
+                    "lastTransitionTime": "2024-01-01T00:00:00Z",
+                }
+            ],
+            "terminalState": "Failed",
+        }
+        kube.set_status(kube.get_obj(js), failed)
+        for kind, data in events:
+            if (
+                kind == "modified"
+                and data["object"]["name"] == "live"
+                and "Failed" in data["object"]["phases"]
+            ):
+                break
+        else:
+            raise AssertionError("no modified event with phase Failed")
