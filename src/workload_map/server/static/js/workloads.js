@@ -10,10 +10,10 @@ import { h, chips, PHASE_ORDER, phaseRank, sortPhases, cpuText, memText, age, co
 export const title = () => "Workloads";
 
 const COLUMNS = [
-  { key: "name", label: "Name", width: "22%" },
-  { key: "kind", label: "Kind", width: "11%" },
-  { key: "namespace", label: "Namespace", width: "12%" },
-  { key: "phase", label: "Phase", width: "19%" },
+  { key: "name", label: "Name", width: "20%" },
+  { key: "kind", label: "Kind", width: "10%" },
+  { key: "namespace", label: "Namespace", width: "15%" },
+  { key: "phase", label: "Phase", width: "18%" },
   { key: "components", label: "Ready / desired", width: "9%", num: true },
   { key: "gpus", label: "GPUs", width: "6%", num: true },
   { key: "cpu", label: "CPU", width: "7%", num: true },
@@ -212,7 +212,7 @@ export function mount(root, params) {
     const tr = h("tr", { "data-key": key, "aria-rowindex": i + 2, "data-phase": v.primaryPhase || "" },
       h("td", { title: v.name }, h("a", { href: workloadHref(v) }, v.name)),
       h("td", { title: `${v.kind} (${v.apiVersion})` }, v.kind),
-      h("td", null, v.namespace || "—"),
+      h("td", { title: v.namespace || "" }, v.namespace || "—"),
       h("td", null, chips(v.phases)),
       h("td", { class: "num", title: compTitle }, `${ct.ready ?? "–"}/${ct.desired}`),
       h("td", { class: "num" }, String(r.gpus || 0)),
