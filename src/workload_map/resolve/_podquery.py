@@ -18,7 +18,6 @@ from typing import Any
 
 from workload_map.errors import ExpressionError, ResolveError
 from workload_map.model.definition import ComponentDefinition
-from workload_map.resolve._core import go_string
 from workload_map.resolve._jq import compile_expr
 
 
@@ -36,6 +35,51 @@ def pod_labels(pod: Mapping[str, Any]) -> Mapping[str, Any]:
     meta = pod.get("metadata") if isinstance(pod, Mapping) else None
     labels = meta.get("labels") if isinstance(meta, Mapping) else None
     return labels if isinstance(labels, Mapping) else {}
+
+
+def go_string(value: Any) -> str:
+    """A JSON scalar as Go's ``fmt`` default formatting prints it (``%v``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _go_float(value)
+    if value is None:
+        return "<nil>"
+    # Arrays and objects: Go prints maps/slices in its own syntax; no catalog key relies on it.
+    return str(value)
+
+
+def _go_float(f: float) -> str:
+    if f != f:
+        return "NaN"
+    if f in (float("inf"), float("-inf")):
+        return "+Inf" if f > 0 else "-Inf"
+    if f == 0:
+        return "-0" if str(f).startswith("-") else "0"
+    text = repr(abs(f))
+    mantissa, _, exp_text = text.partition("e")
+    exp10 = int(exp_text) if exp_text else 0
+    int_part, _, frac_part = mantissa.partition(".")
+    digits = (int_part + frac_part).lstrip("0")
+    # decimal point position relative to the start of ``digits``
+    lead_zeros = len(int_part + frac_part) - len((int_part + frac_part).lstrip("0"))
+    dp = len(int_part) - lead_zeros + exp10
+    digits = digits.rstrip("0") or "0"
+    exp = dp - 1
+    sign = "-" if f < 0 else ""
+    # strconv 'g' with shortest precision switches to an exponent at 1e+06 (Go %v).
+    if exp < -4 or exp >= 6:
+        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{body}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if dp <= 0:
+        return f"{sign}0.{'0' * (-dp)}{digits}"
+    if dp >= len(digits):
+        return f"{sign}{digits}{'0' * (dp - len(digits))}"
+    return f"{sign}{digits[:dp]}.{digits[dp:]}"
 
 
 def _all(source: str, pod: Mapping[str, Any]) -> list[Any]:

@@ -19,6 +19,11 @@ class Expression(Protocol):
 
     def first(self, data: Any) -> Any: ...
 
+    @property
+    def is_assignable(self) -> bool: ...
+
+    def paths(self, data: Any) -> list[tuple[str | int, ...]]: ...
+
 
 def compile_jq(source: str) -> Expression:
     """Compile through ``workload_map.expr`` (imported lazily so ``import workload_map`` is light)."""

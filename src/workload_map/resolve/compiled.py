@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from workload_map.errors import DefinitionError, WorkloadMapError
+from workload_map.errors import DefinitionError, ResolveError, WorkloadMapError
 from workload_map.model.definition import (
     FRAGMENTED_FIELDS,
     STATUS_MATCH_ORDER,
@@ -460,3 +460,16 @@ def compile_definition(karta: Karta) -> CompiledDefinition:
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return compiled
+
+
+Definition = Karta | CompiledDefinition
+"""What the write-back, pod, gang and placement functions accept."""
+
+
+def as_compiled(definition: Definition) -> CompiledDefinition:
+    """``definition`` itself when already compiled, else :func:`compile_definition` (cached)."""
+    if isinstance(definition, CompiledDefinition):
+        return definition
+    if isinstance(definition, Karta):
+        return compile_definition(definition)
+    raise ResolveError(f"definition must be a Karta or a CompiledDefinition, got {type(definition).__name__}")

@@ -100,6 +100,13 @@ def _fmt(values: list[str]) -> str:
     return "[" + ", ".join(f'"{v}"' for v in values) + "]"
 
 
+def scales_by_id(comp: CompiledComponent, definition: str, data: Any) -> dict[str, Scale]:
+    """The component's scale per instance id, in instance order (:func:`instance_ids` then
+    :func:`scales`)."""
+    ids = instance_ids(comp, definition, data)
+    return dict(zip(ids, scales(comp, definition, data, ids), strict=True))
+
+
 def _zip(
     comp: CompiledComponent,
     definition: str,

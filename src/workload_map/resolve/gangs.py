@@ -23,14 +23,13 @@ subdomain is an error. Only :class:`~workload_map.errors.WorkloadMapError` subcl
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
 
 from workload_map.errors import ResolveError
 from workload_map.model.definition import PodGroupMember, Topology
-from workload_map.resolve._core import Definition, compiled, instance_ids, scales
 from workload_map.resolve._podquery import (
     PodQueryError,
     group_keys_of,
@@ -39,7 +38,9 @@ from workload_map.resolve._podquery import (
     passes_filters,
     pod_name,
 )
-from workload_map.resolve.compiled import CompiledDefinition
+from workload_map.resolve.compiled import CompiledDefinition, Definition, as_compiled
+from workload_map.resolve.extract import instance_ids, scales_by_id
+from workload_map.resolve.resources import EMPTY_TOTALS, ResourceTotals, sum_totals
 
 POD_GROUP_ANNOTATION = "pod-group-name"
 SUBGROUP_LABEL = "kai.scheduler/subgroup-name"
@@ -79,7 +80,7 @@ class StructureSummary:
 
     @classmethod
     def of(cls, definition: Definition) -> StructureSummary:
-        cd = compiled(definition)
+        cd = as_compiled(definition)
         parents = {name: c.parent for name, c in cd.components.items()}
         children = {name: c.children for name, c in cd.components.items()}
         leaves = tuple(name for name, c in cd.components.items() if c.has_pod_definition)
@@ -171,7 +172,7 @@ def infer_pod_instance(
 ) -> str:
     """The pod's instance id of ``component`` (``""`` for a single-instance component)."""
     s = _summary(definition)
-    ids = instance_ids(s.definition, obj, component)
+    ids = instance_ids(s.definition.component(component), s.definition.name, obj)
     try:
         return matching_instance_id(s.definition.component(component).definition, pod, ids)
     except PodQueryError as exc:
@@ -194,6 +195,19 @@ def _unit(replicas: int | None, min_replicas: int | None) -> int:
     return 0
 
 
+PodResources = Callable[[str, str], ResourceTotals]
+"""``(component, instance id) -> one pod's requests``, for :func:`subtree_size`."""
+
+
+@dataclass(frozen=True)
+class SubtreeSize:
+    """The minimum pods of a subtree and (when :func:`subtree_size` is given pod requests) the
+    resources they request, both by :func:`subtree_scale`'s arithmetic."""
+
+    pods: int
+    resources: ResourceTotals = EMPTY_TOTALS
+
+
 def subtree_scale(
     definition: Definition | StructureSummary,
     obj: Mapping[str, Any],
@@ -211,27 +225,64 @@ def subtree_scale(
     Otherwise the leaves of the subtree are counted (a leaf
     with ``instanceIdPath`` counts its instances, or 1 for a given instance).
     """
+    return subtree_size(definition, obj, component, instance_id).pods
+
+
+def subtree_size(
+    definition: Definition | StructureSummary,
+    obj: Mapping[str, Any],
+    component: str,
+    instance_id: str | None = None,
+    pod_resources: PodResources | None = None,
+) -> SubtreeSize:
+    """:func:`subtree_scale` with, when ``pod_resources`` is given, the resources of those pods:
+    each pod-bearing instance contributes its counted pods x one pod's requests, multiplied
+    through scaled parents (divided, rounding up, for a per-replica component)."""
     s = _summary(definition)
     s.definition.component(component)  # unknown names raise DefinitionError
+    return _size(s, obj, component, instance_id, pod_resources)
+
+
+def _size(
+    s: StructureSummary,
+    obj: Mapping[str, Any],
+    component: str,
+    instance_id: str | None,
+    pod_resources: PodResources | None,
+) -> SubtreeSize:
+    comp = s.definition.component(component)
+    res = pod_resources if comp.has_pod_definition else None
     if not s.has_scale:
-        return _count_leaves(s, obj, component, instance_id)
-    return _scale(s, obj, component, instance_id)
-
-
-def _scale(s: StructureSummary, obj: Mapping[str, Any], component: str, instance_id: str | None) -> int:
-    own = sum(
-        _unit(sc.replicas, sc.min_replicas)
-        for iid, sc in scales(s.definition, obj, component).items()
+        # Count the leaves: a leaf counts its instances (only ``instance_id`` when given).
+        own: tuple[str, ...] = ()
+        if comp.has_pod_definition:
+            own = (instance_id,) if instance_id is not None else instance_ids(comp, s.definition.name, obj)
+        total = SubtreeSize(len(own), sum_totals(res(component, iid) for iid in own) if res else EMPTY_TOTALS)
+        for child in comp.children:
+            kid = _size(s, obj, child, None, pod_resources)
+            total = SubtreeSize(total.pods + kid.pods, total.resources + kid.resources)
+        return total
+    units = [
+        (iid, _unit(sc.replicas, sc.min_replicas))
+        for iid, sc in scales_by_id(comp, s.definition.name, obj).items()
         if instance_id is None or iid == instance_id
-    )
-    kids = sum(_scale(s, obj, child, None) for child in s.children.get(component, ()))
-    if own and kids and _per_replica(s, component):
+    ]
+    own_pods = sum(n for _, n in units)
+    own_res = sum_totals(res(component, iid).times(n) for iid, n in units) if res else EMPTY_TOTALS
+    kids = [_size(s, obj, child, None, pod_resources) for child in comp.children]
+    kid_pods = sum(k.pods for k in kids)
+    kid_res = sum_totals(k.resources for k in kids)
+    if own_pods and kid_pods and _per_replica(s, component):
         # KAI's newer library: a replica-selected component (LWS ``group``) is one gang per
         # replica; its children count pods workload-wide, so one replica is children / own.
-        return kids // own if kids % own == 0 else kids
-    if own and kids:
-        return own * kids
-    return own or kids
+        if kid_pods % own_pods == 0:
+            return SubtreeSize(kid_pods // own_pods, _divided(kid_res, own_pods))
+        return SubtreeSize(kid_pods, kid_res)
+    if own_pods and kid_pods:
+        return SubtreeSize(own_pods * kid_pods, kid_res.times(own_pods))
+    if own_pods:
+        return SubtreeSize(own_pods, own_res)
+    return SubtreeSize(kid_pods, kid_res)
 
 
 def _per_replica(s: StructureSummary, component: str) -> bool:
@@ -239,20 +290,22 @@ def _per_replica(s: StructureSummary, component: str) -> bool:
     return selector is not None and selector.replica_selector is not None
 
 
-def _count_leaves(
-    s: StructureSummary, obj: Mapping[str, Any], component: str, instance_id: str | None
-) -> int:
-    count = 0
-    if component in s.leaves:
-        if instance_id is not None:
-            count += 1
-        elif s.definition.component(component).definition.instance_id_path:
-            count += len(instance_ids(s.definition, obj, component))
-        else:
-            count += 1
-    for child in s.children.get(component, ()):
-        count += _count_leaves(s, obj, child, None)
-    return count
+def _divided(res: ResourceTotals, n: int) -> ResourceTotals:
+    """``res`` split into ``n`` equal replicas (each amount rounded up)."""
+
+    if res is EMPTY_TOTALS:
+        return res
+
+    def part(v: int) -> int:
+        return -(-v // n)
+
+    return ResourceTotals(
+        cpu_millis=part(res.cpu_millis),
+        memory_bytes=part(res.memory_bytes),
+        gpus=part(res.gpus),
+        extended={k: part(v) for k, v in res.extended.items()},
+        claims={k: part(v) for k, v in res.claims.items()},
+    )
 
 
 # --- the plan -------------------------------------------------------------------------------------
@@ -365,7 +418,7 @@ def _checked_name(name: str) -> str:
 
 
 def has_gang_instructions(definition: Definition) -> bool:
-    gs = compiled(definition).karta.spec.optimization_instructions.gang_scheduling
+    gs = as_compiled(definition).karta.spec.optimization_instructions.gang_scheduling
     return gs is not None and (gs.pod_group is not None or bool(gs.pod_groups))
 
 
@@ -446,8 +499,10 @@ __all__ = [
     "EffectiveMember",
     "GangError",
     "PodGroupPlan",
+    "PodResources",
     "StructureSummary",
     "SubGroupPlan",
+    "SubtreeSize",
     "effective_member",
     "group_keys",
     "group_pod",
@@ -455,4 +510,5 @@ __all__ = [
     "infer_pod_component",
     "infer_pod_instance",
     "subtree_scale",
+    "subtree_size",
 ]

@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from workload_map.resolve._core import Definition, compiled
-from workload_map.resolve.gangs import StructureSummary, subtree_scale
+from workload_map.resolve.compiled import Definition, as_compiled
+from workload_map.resolve.gangs import PodResources, StructureSummary, subtree_size
 from workload_map.resolve.resolver import resolve
 from workload_map.resolve.resources import EMPTY_TOTALS, ResourceTotals, sum_totals
 from workload_map.resolve.types import Instance, Workload
@@ -154,64 +154,12 @@ def _scheduling_fields(
     return None, None, None
 
 
-def _min_unit(inst: Instance) -> int:
-    sc = inst.scale
-    if sc.min_replicas is not None and sc.min_replicas > 0:
-        return sc.min_replicas
-    if sc.replicas is not None and sc.replicas > 0:
-        return sc.replicas
-    return 0
+def _pod_resources(w: Workload) -> PodResources:
+    def lookup(component: str, instance_id: str) -> ResourceTotals:
+        inst = w.components[component].instance(instance_id)
+        return inst.pod_resources if inst is not None else EMPTY_TOTALS
 
-
-def _subtree(
-    s: StructureSummary, w: Workload, component: str, instance_id: str | None
-) -> tuple[int, ResourceTotals]:
-    """Minimum (pods, resources) of a subtree, with :func:`subtree_scale`'s arithmetic."""
-    comp = w.components[component]
-    insts = [i for i in comp.instances if instance_id is None or i.id == instance_id]
-    kids = [_subtree(s, w, child, None) for child in comp.children]
-    kid_count = sum(k[0] for k in kids)
-    kid_res = sum_totals(k[1] for k in kids)
-    if not s.has_scale:
-        own = len(insts) if comp.has_pod_definition else 0
-        own_res = sum_totals(i.pod_resources for i in insts) if comp.has_pod_definition else EMPTY_TOTALS
-        return own + kid_count, own_res + kid_res
-    own = sum(_min_unit(i) for i in insts)
-    own_res = (
-        sum_totals(i.pod_resources.times(_min_unit(i)) for i in insts)
-        if comp.has_pod_definition
-        else EMPTY_TOTALS
-    )
-    if own and kid_count and _is_per_replica(s, component):
-        # One gang per replica (see gangs.subtree_scale): children / own, resources likewise.
-        if kid_count % own == 0:
-            return kid_count // own, _divided(kid_res, own)
-        return kid_count, kid_res
-    if own and kid_count:
-        return own * kid_count, kid_res.times(own)
-    if own:
-        return own, own_res
-    return kid_count, kid_res
-
-
-def _is_per_replica(s: StructureSummary, component: str) -> bool:
-    selector = s.definition.component(component).definition.pod_selector
-    return selector is not None and selector.replica_selector is not None
-
-
-def _divided(res: ResourceTotals, n: int) -> ResourceTotals:
-    """``res`` split into ``n`` equal replicas (each amount rounded up)."""
-
-    def part(v: int) -> int:
-        return -(-v // n)
-
-    return ResourceTotals(
-        cpu_millis=part(res.cpu_millis),
-        memory_bytes=part(res.memory_bytes),
-        gpus=part(res.gpus),
-        extended={k: part(v) for k, v in res.extended.items()},
-        claims={k: part(v) for k, v in res.claims.items()},
-    )
+    return lookup
 
 
 def _gangs(s: StructureSummary, w: Workload, obj: Mapping[str, Any]) -> list[GangNeeds]:
@@ -219,27 +167,23 @@ def _gangs(s: StructureSummary, w: Workload, obj: Mapping[str, Any]) -> list[Gan
     out: list[GangNeeds] = []
     if gs is None:
         return out
+    res = _pod_resources(w)
     if gs.pod_group is not None:
         pg = gs.pod_group
         if pg.sub_groups:
             subs: list[tuple[str, int]] = []
-            res = EMPTY_TOTALS
+            total = EMPTY_TOTALS
             for sub in pg.sub_groups:
-                _, r = _subtree(s, w, sub.component_name, None)
-                subs.append((sub.component_name, subtree_scale(s, obj, sub.component_name)))
-                res = res + r
-            out.append(
-                GangNeeds(
-                    pg.name, pg.name, s.definition.root_name, None, sum(n for _, n in subs), res, tuple(subs)
-                )
-            )
+                size = subtree_size(s, obj, sub.component_name, None, res)
+                subs.append((sub.component_name, size.pods))
+                total = total + size.resources
+            root = s.definition.root_name
+            pods = sum(n for _, n in subs)
+            out.append(GangNeeds(pg.name, pg.name, root, None, pods, total, tuple(subs)))
         else:
             root = s.definition.root_name
-            out.append(
-                GangNeeds(
-                    pg.name, pg.name, root, None, subtree_scale(s, obj, root), _subtree(s, w, root, None)[1]
-                )
-            )
+            size = subtree_size(s, obj, root, None, res)
+            out.append(GangNeeds(pg.name, pg.name, root, None, size.pods, size.resources))
         return out
     for group in gs.pod_groups or ():
         for member in group.members:
@@ -251,23 +195,15 @@ def _gangs(s: StructureSummary, w: Workload, obj: Mapping[str, Any]) -> list[Gan
             targets: list[str | None] = [i.id for i in comp.instances] if per_instance else [None]
             for iid in targets:
                 label = f"{group.name}/{name}" + (f"/{iid}" if iid is not None else "")
-                out.append(
-                    GangNeeds(
-                        label,
-                        group.name,
-                        name,
-                        iid,
-                        subtree_scale(s, obj, name, iid),
-                        _subtree(s, w, name, iid)[1],
-                    )
-                )
+                size = subtree_size(s, obj, name, iid, res)
+                out.append(GangNeeds(label, group.name, name, iid, size.pods, size.resources))
     return out
 
 
 def placement_needs(definition: Definition, obj: Mapping[str, Any]) -> PlacementNeeds:
     """What the workload ``obj`` needs from a cluster, from the manifest alone (see module doc).
     Raises only :class:`~workload_map.errors.WorkloadMapError` subclasses."""
-    cd = compiled(definition)
+    cd = as_compiled(definition)
     w = resolve(cd, obj)
     instances: list[InstanceNeeds] = []
     for comp in w.components.values():

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from workload_map.errors import ResolveError
-from workload_map.resolve._core import Definition, compiled, scales
 from workload_map.resolve._podquery import (
     PodQueryError,
     has_type_selector,
@@ -35,7 +34,8 @@ from workload_map.resolve._podquery import (
     pod_name,
     single_value,
 )
-from workload_map.resolve.compiled import CompiledDefinition
+from workload_map.resolve.compiled import CompiledDefinition, Definition, as_compiled
+from workload_map.resolve.extract import scales_by_id
 from workload_map.resolve.resources import EMPTY_TOTALS, ResourceTotals, pod_spec_totals, sum_totals
 
 OwnerLookup = Callable[[str, str, str, str], Mapping[str, Any] | None]
@@ -310,7 +310,7 @@ def attribute_pods(
     Raises only :class:`~workload_map.errors.WorkloadMapError` subclasses, and only for problems
     of the workload object itself (e.g. scales that cannot be read), never because of one pod.
     """
-    cd = compiled(definition)
+    cd = as_compiled(definition)
     if not isinstance(obj, Mapping):
         raise ResolveError(f"workload object must be a JSON object, got {type(obj).__name__}")
     uid = _str(_meta(obj).get("uid"))
@@ -318,7 +318,7 @@ def attribute_pods(
         raise ResolveError("workload object has no metadata.uid: cannot check pod ownership")
     resolver = OwnerResolver(owner_lookup)
     pod_bearing = [name for name, c in cd.components.items() if c.has_pod_definition]
-    per_instance_scale = {name: scales(cd, obj, name) for name in pod_bearing}
+    per_instance_scale = {name: scales_by_id(cd.component(name), cd.name, obj) for name in pod_bearing}
     buckets: dict[tuple[str, str], list[PodInfo]] = {}
     unattributed: list[UnattributedPod] = []
     not_owned: list[str] = []

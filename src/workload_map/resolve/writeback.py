@@ -25,15 +25,21 @@ deliberate difference:
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from workload_map.errors import ExpressionError, PathError, ResolveError, WriteBackError
-from workload_map.model.definition import ComponentDefinition, SuspendAction
-from workload_map.resolve._core import Definition, component_def, definition_name, instance_ids, karta_spec
-from workload_map.resolve._jq import CompiledExpr, Path, compile_expr, getpath, setpath
+from workload_map.errors import DefinitionError, ExpressionError, PathError, ResolveError, WriteBackError
+from workload_map.resolve._jq import Path, getpath, setpath
+from workload_map.resolve.compiled import (
+    CompiledAction,
+    CompiledComponent,
+    CompiledDefinition,
+    CompiledExpression,
+    Definition,
+    as_compiled,
+)
+from workload_map.resolve.extract import instance_ids
 from workload_map.resolve.patch import JsonPatch, PatchError, json_patch, merge_patch
 from workload_map.resolve.types import FragmentedPodSpec
 
@@ -132,10 +138,17 @@ def as_fragments(value: FragmentedPodSpec | Mapping[str, Any]) -> FragmentedPodS
 
 @dataclass(frozen=True)
 class _Target:
+    """Where a write goes: ``field`` is the label used in messages, ``ce`` the definition's
+    compiled expression for it."""
+
     definition: str
     component: str
     field: str
-    source: str
+    ce: CompiledExpression
+
+    @property
+    def source(self) -> str:
+        return self.ce.source
 
 
 def _not_assignable(t: _Target, detail: str = "", prefix: str = "") -> NotAssignableError:
@@ -148,21 +161,12 @@ def _not_assignable(t: _Target, detail: str = "", prefix: str = "") -> NotAssign
     )
 
 
-def _compile_writable(t: _Target, prefix: str = "") -> CompiledExpr:
-    try:
-        expr = compile_expr(t.source)
-    except ExpressionError as exc:
-        raise WriteBackError(
-            f"{prefix}cannot write {t.field} of component '{t.component}': {exc.message}"
-        ) from exc
-    if not expr.is_assignable:
+def _paths(obj: Any, t: _Target, prefix: str = "") -> list[Path]:
+    """The locations ``t``'s expression denotes in ``obj`` (it must be an assignable path)."""
+    if not t.ce.expr.is_assignable:
         raise _not_assignable(t, prefix=prefix)
-    return expr
-
-
-def _paths(expr: CompiledExpr, obj: Any, t: _Target, prefix: str = "") -> list[Path]:
     try:
-        return expr.paths(obj)
+        return t.ce.expr.paths(obj)
     except PathError as exc:
         raise _not_assignable(t, exc.message, prefix) from exc
     except ExpressionError as exc:
@@ -173,16 +177,15 @@ def _paths(expr: CompiledExpr, obj: Any, t: _Target, prefix: str = "") -> list[P
 
 def _write_values(
     obj: Any,
-    comp: ComponentDefinition,
+    comp: CompiledComponent,
     t: _Target,
     values: Sequence[Any],
     write: Sequence[bool] | None = None,
     prefix: str = "",
 ) -> Any:
     """Write one value per instance (``instanceIdPath``) or the single value to every path."""
-    expr = _compile_writable(t, prefix)
-    paths = _paths(expr, obj, t, prefix)
-    if comp.instance_id_path:
+    paths = _paths(obj, t, prefix)
+    if comp.instance_id is not None:
         if len(paths) != len(values):
             raise WriteBackError(
                 f"{prefix}array length mismatch: expected {len(paths)} values but got {len(values)}"
@@ -212,10 +215,11 @@ def _set(obj: Any, path: Path, value: Any, t: _Target, prefix: str) -> Any:
 
 
 def _ordered_values(
-    definition: Definition, obj: Mapping[str, Any], component: str, values: Mapping[str, Any]
-) -> tuple[tuple[str, ...], list[Any]]:
+    comp: CompiledComponent, dname: str, obj: Mapping[str, Any], values: Mapping[str, Any]
+) -> list[Any]:
+    component = comp.name
     try:
-        ids = instance_ids(definition, obj, component)
+        ids = instance_ids(comp, dname, obj)
     except ResolveError as exc:
         raise WriteBackError(f"component '{component}': {exc}") from exc
     known = set(ids)
@@ -229,17 +233,23 @@ def _ordered_values(
         if iid not in values:
             raise WriteBackError(f"value not found for instance id: {iid}")
         ordered.append(values[iid])
-    return ids, ordered
+    return ordered
 
 
-def _start(definition: Definition, obj: Mapping[str, Any], component: str) -> tuple[ComponentDefinition, str]:
+def _definition(definition: Definition, obj: Mapping[str, Any]) -> tuple[CompiledDefinition, str]:
     if not isinstance(obj, Mapping):
         raise WriteBackError(f"workload object must be a JSON object, got {type(obj).__name__}")
+    cd = as_compiled(definition)
+    return cd, cd.name or "<unnamed>"
+
+
+def _start(definition: Definition, obj: Mapping[str, Any], component: str) -> tuple[CompiledComponent, str]:
+    cd, dname = _definition(definition, obj)
     try:
-        comp = component_def(definition, component)
-    except ResolveError as exc:
+        comp = cd.component(component)
+    except DefinitionError as exc:
         raise WriteBackError(str(exc)) from exc
-    return comp, definition_name(definition)
+    return comp, dname
 
 
 def _whole(
@@ -251,15 +261,14 @@ def _whole(
     label: str,
 ) -> Change:
     comp, dname = _start(definition, obj, component)
-    spec = comp.spec_definition
-    source = getattr(spec, attr) if spec is not None else None
-    if not source:
+    ce: CompiledExpression | None = getattr(comp, attr)
+    if ce is None:
         raise WriteBackError(f"component '{component}' of definition '{dname}' has no {label}")
-    _, ordered = _ordered_values(definition, obj, component, values)
+    ordered = _ordered_values(comp, dname, obj, values)
     for v in ordered:
         if not isinstance(v, Mapping):
             raise WriteBackError(f"{label} value for component '{component}' must be an object, got {v!r}")
-    t = _Target(dname, component, label, source)
+    t = _Target(dname, component, label, ce)
     new = _write_values(copy.deepcopy(dict(obj)), comp, t, ordered)
     return make_change(obj, new)
 
@@ -273,7 +282,7 @@ def update_pod_template(
     """Replace the PodTemplateSpec of each instance (``{instance_id: template}``; the single
     instance of a component without ``instanceIdPath`` has id ``""``). Templates are written as
     given (unknown fields kept)."""
-    return _whole(definition, obj, component, values, "pod_template_spec_path", "podTemplateSpecPath")
+    return _whole(definition, obj, component, values, "pod_template_spec", "podTemplateSpecPath")
 
 
 def update_pod_spec(
@@ -283,7 +292,7 @@ def update_pod_spec(
     values: Mapping[str, Mapping[str, Any]],
 ) -> Change:
     """Replace the PodSpec of each instance (components using ``podSpecPath``)."""
-    return _whole(definition, obj, component, values, "pod_spec_path", "podSpecPath")
+    return _whole(definition, obj, component, values, "pod_spec", "podSpecPath")
 
 
 def update_pod_metadata(
@@ -297,7 +306,7 @@ def update_pod_metadata(
     Note that with KServe-style definitions ``metadataPath`` and ``podSpecPath`` can point at the
     same object; replacing the metadata then replaces that whole object.
     """
-    return _whole(definition, obj, component, values, "metadata_path", "metadataPath")
+    return _whole(definition, obj, component, values, "metadata", "metadataPath")
 
 
 def update_fragmented(
@@ -312,25 +321,24 @@ def update_fragmented(
     instance. Errors are prefixed ``failed to update <field>: ``.
     """
     comp, dname = _start(definition, obj, component)
-    spec = comp.spec_definition
-    frag_def = spec.fragmented_pod_spec_definition if spec is not None else None
-    if frag_def is None:
+    if comp.fragmented is None:
         raise WriteBackError(
             f"component '{component}' of definition '{dname}' has no fragmentedPodSpecDefinition"
         )
-    _, ordered = _ordered_values(definition, obj, component, values)
+    frag_exprs = dict(comp.fragmented)
+    ordered = _ordered_values(comp, dname, obj, values)
     frags = [as_fragments(v) for v in ordered]
     new: Any = copy.deepcopy(dict(obj))
     for wire, attr, path_attr, label in FRAGMENT_WRITE_ORDER:
         prefix = f"failed to update {wire}: "
         field_values = [getattr(f, attr) for f in frags]
         non_empty = [not _is_empty(v) for v in field_values]
-        source: str | None = getattr(frag_def, path_attr)
+        ce = frag_exprs.get(path_attr)
         if not any(non_empty):
             continue
-        if not source:
+        if ce is None:
             raise WriteBackError(f"{prefix}path is not defined and values are not empty")
-        t = _Target(dname, component, label, source)
+        t = _Target(dname, component, label, ce)
         new = _write_values(new, comp, t, field_values, non_empty, prefix)
     return make_change(obj, new)
 
@@ -341,34 +349,26 @@ def update_fragmented(
 def _apply_actions(
     definition: Definition, obj: Mapping[str, Any], component: str | None, which: str
 ) -> Change:
-    if not isinstance(obj, Mapping):
-        raise WriteBackError(f"workload object must be a JSON object, got {type(obj).__name__}")
-    dname = definition_name(definition)
-    spec = karta_spec(definition)
+    cd, dname = _definition(definition, obj)
     if component is not None:
-        comp = spec.component(component)
+        comp = cd.components.get(component)
         if comp is None:
             raise WriteBackError(f"component {component!r} not found in definition {dname!r}")
-        comps: Iterable[ComponentDefinition] = (comp,)
+        comps: Iterable[CompiledComponent] = (comp,)
     else:
-        comps = spec.components
-    attr = "suspend_actions" if which == "suspendActions" else "resume_actions"
+        comps = cd.components.values()
     new: Any = copy.deepcopy(dict(obj))
     applied = False
     for comp in comps:
-        sd = comp.suspend_definition
-        actions: tuple[SuspendAction, ...] = getattr(sd, attr) if sd is not None else ()
+        actions: tuple[CompiledAction, ...] = (
+            comp.suspend_actions if which == "suspendActions" else comp.resume_actions
+        )
         for i, action in enumerate(actions):
             applied = True
             prefix = f"failed to apply {which}[{i}] of component '{comp.name}': "
-            try:
-                value = json.loads(action.value)
-            except (json.JSONDecodeError, TypeError) as exc:
-                raise WriteBackError(f"{prefix}value {action.value!r} is not valid JSON: {exc}") from exc
             t = _Target(dname, comp.name, f"{which}[{i}].path", action.path)
-            expr = _compile_writable(t, prefix)
-            for p in _paths(expr, new, t, prefix):
-                new = _set(new, p, copy.deepcopy(value), t, prefix)
+            for p in _paths(new, t, prefix):
+                new = _set(new, p, copy.deepcopy(action.value), t, prefix)
     if not applied:
         where = f"component '{component}'" if component is not None else "any component"
         raise WriteBackError(f"definition '{dname}' defines no {which} for {where}")
@@ -415,16 +415,13 @@ def patch_all_pod_specs(
     update to the named components (default: every component with a pod definition).
     Non-assignable paths raise :class:`NotAssignableError`.
     """
-    if not isinstance(obj, Mapping):
-        raise WriteBackError(f"workload object must be a JSON object, got {type(obj).__name__}")
-    dname = definition_name(definition)
-    spec = karta_spec(definition)
+    cd, dname = _definition(definition, obj)
     if components is None:
-        targets = [c for c in spec.components if c.has_pod_definition]
+        targets = [c for c in cd.components.values() if c.has_pod_definition]
     else:
         targets = []
         for name in components:
-            c = spec.component(name)
+            c = cd.components.get(name)
             if c is None:
                 raise WriteBackError(f"component {name!r} not found in definition {dname!r}")
             if not c.has_pod_definition:
@@ -434,33 +431,30 @@ def patch_all_pod_specs(
     maps = {"labels": labels, "annotations": annotations}
     new: Any = copy.deepcopy(dict(obj))
     for comp in targets:
-        sd = comp.spec_definition
-        assert sd is not None  # has_pod_definition
-        if sd.pod_template_spec_path:
-            t = _Target(dname, comp.name, "podTemplateSpecPath", sd.pod_template_spec_path)
+        if comp.pod_template_spec is not None:
+            t = _Target(dname, comp.name, "podTemplateSpecPath", comp.pod_template_spec)
             for p in _existing(new, t):
                 new = _apply_pod_fields(new, (*p, "spec"), (*p, "metadata"), names, maps, t)
-        elif sd.pod_spec_path:
-            t = _Target(dname, comp.name, "podSpecPath", sd.pod_spec_path)
+        elif comp.pod_spec is not None:
+            t = _Target(dname, comp.name, "podSpecPath", comp.pod_spec)
             for p in _existing(new, t):
                 new = _apply_pod_fields(new, p, None, names, {}, t)
             if any(v is not None for v in maps.values()):
-                if not sd.metadata_path:
+                if comp.metadata is None:
                     raise WriteBackError(
                         f"cannot write labels/annotations of component '{comp.name}': it has podSpecPath "
                         f"but no metadataPath (definition '{dname}')"
                     )
-                mt = _Target(dname, comp.name, "metadataPath", sd.metadata_path)
+                mt = _Target(dname, comp.name, "metadataPath", comp.metadata)
                 for p in _existing(new, mt):
                     new = _apply_pod_fields(new, None, p, {}, maps, mt)
-        elif sd.fragmented_pod_spec_definition is not None:
+        elif comp.fragmented is not None:
             new = _patch_fragmented(new, comp, dname, names, maps)
     return make_change(obj, new)
 
 
 def _existing(obj: Any, t: _Target) -> list[Path]:
-    expr = _compile_writable(t)
-    return [p for p in _paths(expr, obj, t) if isinstance(getpath(obj, p), dict)]
+    return [p for p in _paths(obj, t) if isinstance(getpath(obj, p), dict)]
 
 
 def _merged(current: Any, extra: Mapping[str, str]) -> dict[str, Any]:
@@ -499,26 +493,23 @@ _PATCHABLE_FRAGMENTS = {
 
 def _patch_fragmented(
     obj: Any,
-    comp: ComponentDefinition,
+    comp: CompiledComponent,
     dname: str,
     names: Mapping[str, str | None],
     maps: Mapping[str, Mapping[str, str] | None],
 ) -> Any:
-    sd = comp.spec_definition
-    frag = sd.fragmented_pod_spec_definition if sd is not None else None
-    assert frag is not None
+    frag = dict(comp.fragmented or ())
     requested: dict[str, Any] = {k: v for k, v in {**names, **maps}.items() if v is not None}
     for key, value in requested.items():
         path_attr, label = _PATCHABLE_FRAGMENTS[key]
-        source: str | None = getattr(frag, path_attr)
-        if not source:
+        ce = frag.get(path_attr)
+        if ce is None:
             raise WriteBackError(
                 f"cannot write {key} of component '{comp.name}': its fragmentedPodSpecDefinition has no "
                 f"{label} (definition '{dname}')"
             )
-        t = _Target(dname, comp.name, label, source)
-        expr = _compile_writable(t)
-        for p in _paths(expr, obj, t):
+        t = _Target(dname, comp.name, label, ce)
+        for p in _paths(obj, t):
             new_value = _merged(getpath(obj, p), value) if key in maps else value
             obj = _set(obj, p, new_value, t, "")
     return obj
