@@ -23,7 +23,7 @@ differences, all for safety:
 
 from __future__ import annotations
 
-from .api import Expression, Finding, analyze, compile_expression, read_paths
+from .api import Expression, Finding, analyze, compile_expression, output_paths, read_paths
 from .paths import getpath, setpath
 from .runtime import MAX_RESULTS
 
@@ -34,6 +34,7 @@ __all__ = [
     "analyze",
     "compile_expression",
     "getpath",
+    "output_paths",
     "read_paths",
     "setpath",
 ]

@@ -26,7 +26,7 @@ from .checks import Finding, find_issues
 from .compiler import CompileFailure, Program, build
 from .parser import parse
 from .paths import setpath
-from .readpaths import static_read_paths
+from .readpaths import static_output_paths, static_read_paths
 from .runtime import MAX_RESULTS, BreakOut, JqError, JqPathError, LimitExceeded
 
 CACHE_SIZE = 1024
@@ -227,4 +227,23 @@ def read_paths(expr: Expression | str) -> list[tuple[str, ...]]:
     return static_read_paths(_parse(source))
 
 
-__all__ = ["MAX_RESULTS", "Expression", "Finding", "analyze", "compile_expression", "read_paths"]
+def output_paths(expr: Expression | str) -> list[tuple[str, ...]]:
+    """Static input field paths whose values the expression yields as its output (best effort),
+    as opposed to the fields it only reads to compute something: ``.spec.replicas // 1`` ->
+    ``[("spec", "replicas")]``; ``.spec.x | if .a then .a else .b end`` -> ``[("spec", "x", "a"),
+    ("spec", "x", "b")]``; ``.spec.a * 2``, ``{r: .spec.r}`` or ``length`` -> ``[]``. The
+    paths are a subset of :func:`read_paths`, in first-seen order without duplicates; the bare
+    input (``.``) is not a path. Raises ``ExpressionSyntaxError`` for text that does not parse."""
+    source = expr.source if isinstance(expr, Expression) else expr
+    return static_output_paths(_parse(source))
+
+
+__all__ = [
+    "MAX_RESULTS",
+    "Expression",
+    "Finding",
+    "analyze",
+    "compile_expression",
+    "output_paths",
+    "read_paths",
+]

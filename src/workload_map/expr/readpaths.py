@@ -1,4 +1,5 @@
-"""Best-effort static analysis: which input field paths does an expression read?
+"""Best-effort static analysis: which input field paths does an expression read, and which of
+them does it yield as its output?
 
 Used to lint definitions against CRD schemas. Paths are tuples of field names with ``"[]"``
 for iteration and for numeric indexes. Only what can be proven statically is returned: keys
@@ -150,3 +151,13 @@ def static_read_paths(root: A.Node) -> list[Path]:
     r = _Reader()
     r.record(r.visit(root, [()]))
     return r.found
+
+
+def static_output_paths(root: A.Node) -> list[Path]:
+    """The paths whose values ``root`` outputs as they are (a subset of what it reads):
+    arithmetic, constructed values and calls yield none."""
+    out: list[Path] = []
+    for p in _Reader().visit(root, [()]):
+        if p and p not in out:
+            out.append(p)
+    return out

@@ -16,8 +16,7 @@ from typing import Any
 
 from workload_map.errors import ExpressionError
 from workload_map.expr import compile_expression, read_paths
-from workload_map.expr.parser import parse
-from workload_map.expr.readpaths import _Reader
+from workload_map.expr import output_paths as _expr_output_paths
 from workload_map.lint.findings import LintFinding, make
 from workload_map.lint.navigate import ITER, Node, Resolution, kind_of, resolve_path, show_path
 from workload_map.lint.schemas import KindSchema, SchemaError, SchemaSet, builtin_schemas
@@ -34,13 +33,12 @@ class NoSchemaError(SchemaError):
 
 
 def output_paths(source: str) -> list[tuple[str, ...]]:
-    """Static paths of the values an expression yields (not those it only reads), e.g.
-    ``.spec.replicas // 1`` -> ``[("spec", "replicas")]``; arithmetic yields none."""
+    """:func:`workload_map.expr.output_paths` of ``source``, ``[]`` when it does not parse (the
+    validator reports that), e.g. ``.spec.replicas // 1`` -> ``[("spec", "replicas")]``."""
     try:
-        root = parse(source)
+        return _expr_output_paths(source)
     except ExpressionError:
         return []
-    return [p for p in _Reader().visit(root, [()]) if p]
 
 
 @dataclass(frozen=True)
