@@ -1,42 +1,21 @@
 """Fixtures for the workload_map.cluster tests.
 
-The real-cluster tests use ``tests.support.cluster.TestCluster``. When the repository-wide
-``tests/conftest.py`` provides the ``cluster`` fixture it is used; otherwise this file starts one
-cluster for the session itself.
+The real-cluster tests use the shared session fixtures of ``tests/support/fixtures.py``
+(``cluster``, ``kube``, ``namespace``); this file only adds a :class:`KubeClient` on top.
 """
 
 from __future__ import annotations
 
-import itertools
-import os
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.support.cluster import TestCluster
+from tests.support.kube import KubeTestClient
 from workload_map.cluster import ConnectionOptions, KubeClient, load_cluster_config
 
-ROOT_CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
-_names = itertools.count(1)
-
-
-def _root_has_cluster_fixture() -> bool:
-    try:
-        return "def cluster(" in ROOT_CONFTEST.read_text()
-    except OSError:
-        return False
-
-
-if not _root_has_cluster_fixture():
-
-    @pytest.fixture(scope="session")
-    def cluster() -> Iterator[Any]:
-        from tests.support.cluster import TestCluster
-
-        with TestCluster() as started:
-            yield started
+JOBSET_CRD = "jobsets.jobset.x-k8s.io"
 
 
 @pytest.fixture
@@ -51,7 +30,7 @@ def no_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def admin_kubeconfig(cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def admin_kubeconfig(cluster: TestCluster, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path: Path = cluster.write_kubeconfig(tmp_path_factory.mktemp("kc") / "admin.yaml", user="admin")
     return path
 
@@ -67,20 +46,17 @@ def admin(admin_kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory) -> I
 
 
 @pytest.fixture
-def ns(admin: KubeClient) -> str:
-    """A fresh namespace (deleted namespaces stay Terminating without a controller-manager: never reused)."""
-    name = f"wmap-cc-{os.getpid() % 10000}-{next(_names)}-{secrets.token_hex(2)}"
-    admin.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    return name
+def ns(namespace: str) -> str:
+    """A fresh namespace (the shared ``namespace`` fixture: names are never reused)."""
+    return namespace
 
 
 @pytest.fixture(scope="session")
-def jobset_crd(admin: KubeClient) -> str:
-    """The real JobSet CRD from shared/crds, installed once (downlevelled for v1.20)."""
+def jobset_crd(cluster: TestCluster, kube: KubeTestClient) -> str:
+    """The real JobSet CRD from shared/crds: part of the shared cluster's corpus, installed here
+    (downlevelled for v1.20) only if the corpus lacks it."""
+    if JOBSET_CRD in cluster.installed_crds:
+        return JOBSET_CRD
     from tests.support.crds import crds_dir, install_crds
-    from tests.support.kube import KubeTestClient
 
-    server = admin.config.server
-    with KubeTestClient(server, admin.config.token, admin.config.ca_file) as kube:
-        names = install_crds(kube, [crds_dir() / "jobset" / "jobset.x-k8s.io_jobsets.yaml"])
-    return names[0]
+    return install_crds(kube, [crds_dir() / "jobset" / "jobset.x-k8s.io_jobsets.yaml"])[0]
