@@ -31,8 +31,10 @@ def served(cluster: TestCluster, tmp_path_factory: pytest.TempPathFactory) -> It
     log_path: Path = tmp / "serve.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "workload_map.cli.main", "serve", "--kubeconfig", str(kc)]
-            + ["--listen", f"127.0.0.1:{port}", "--enable-writes"],
+            [
+                *(sys.executable, "-m", "workload_map.cli.main", "serve", "--kubeconfig", str(kc)),
+                *("--listen", f"127.0.0.1:{port}", "--enable-writes"),
+            ],
             stdout=log,
             stderr=subprocess.STDOUT,
             env=env,

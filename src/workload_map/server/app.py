@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -619,12 +620,25 @@ class _EventStream:
                 self.cancel()
 
 
+_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$")
+_NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def _check_path(params: Mapping[str, Any]) -> None:
+    """Path parameters must be Kubernetes names (400 otherwise, before any API call)."""
+    for key, value in params.items():
+        pattern = _NAMESPACE if key == "namespace" else _NAME
+        if not isinstance(value, str) or not pattern.match(value):
+            raise HttpError(400, "invalid_request", f"invalid {key} {value!r}: not a Kubernetes name")
+
+
 def _wrap(fn: Callable[[Request], Any]) -> Callable[[Request], Awaitable[Response]]:
     """Errors -> the JSON error object; sync handlers run in the thread pool."""
     from starlette.concurrency import run_in_threadpool
 
     async def endpoint(request: Request) -> Response:
         try:
+            _check_path(request.path_params)
             if asyncio.iscoroutinefunction(fn):
                 result: Response = await fn(request)
             else:
