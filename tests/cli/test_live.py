@@ -518,3 +518,38 @@ def test_completion(kc: str, kube: KubeTestClient, namespace: str) -> None:
         [sys.executable, "-m", "workload_map.cli.main"], env=env, capture_output=True, text=True, timeout=30
     )
     assert "plain,Running" in proc.stdout.splitlines()
+
+
+def test_describe_lws_splits_pods_per_group(kube: KubeTestClient, namespace: str, kc: str) -> None:
+    obj = kube.create(lws("vllm", namespace))
+    for group in (0, 1):
+        for worker in (0, 1):
+            name = f"vllm-{group}" + (f"-{worker}" if worker else "")
+            kube.make_pod(
+                name,
+                namespace,
+                owner=obj,
+                labels={
+                    "leaderworkerset.sigs.k8s.io/name": "vllm",
+                    "leaderworkerset.sigs.k8s.io/group-index": str(group),
+                    "leaderworkerset.sigs.k8s.io/worker-index": str(worker),
+                },
+                annotations={"leaderworkerset.sigs.k8s.io/leader-name": f"vllm-{group}"} if worker else None,
+                gpus=8,
+                node=f"n{group}",
+            )
+    rc, out, err = wmap("describe", "lws", "vllm", "-o", "json", "--kubeconfig", kc)
+    assert rc == 0, err
+    data = orjson.loads(out)
+    check(data, "describe-view.v1.json")
+    group = data["components"][0]
+    assert group["name"] == "group"
+    replicas = group["children"]
+    assert [(r["name"], r["replicaKey"]) for r in replicas] == [("group[0]", "0"), ("group[1]", "1")]
+    for key, row in zip("01", replicas, strict=True):
+        leader = next(c for c in row["children"] if c["name"] == "leader")
+        assert [p["name"] for p in leader["pods"]] == [f"vllm-{key}"]
+        assert leader["replicas"]["desired"] == 1 and row["nodes"] == [f"n{key}"]
+    rc, out, err = wmap("describe", "lws", "vllm", "--kubeconfig", kc)
+    assert rc == 0, err
+    assert "|-- group[0]" in out and "`-- group[1]" in out

@@ -277,3 +277,115 @@ def test_quantities_and_columns() -> None:
     ]
     assert age(None) == "<unknown>"
     assert columns([["a", "bb"], ["ccc", ""]]) == ["a     bb", "ccc"]
+
+
+def lws_pod(
+    name: str, group: int, worker: int, *, ready: bool = True, node: str | None = "node-1"
+) -> dict[str, Any]:
+    labels = {
+        "leaderworkerset.sigs.k8s.io/name": "vllm",
+        "leaderworkerset.sigs.k8s.io/group-index": str(group),
+        "leaderworkerset.sigs.k8s.io/worker-index": str(worker),
+    }
+    annotations = {} if worker == 0 else {"leaderworkerset.sigs.k8s.io/leader-name": f"vllm-{group}"}
+    spec: dict[str, Any] = {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}
+    if node:
+        spec["nodeName"] = node
+    return {
+        "metadata": {"name": name, "namespace": "serve", "labels": labels, "annotations": annotations},
+        "spec": spec,
+        "status": {
+            "phase": "Running" if ready else "Pending",
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+        },
+    }
+
+
+LWS_LIVE = """\
+`-- group                 4/6 ready   gpu: 48   node-1,node-2,node-3
+    |-- group[0]          3/3 ready   gpu: 24   node-1,node-2
+    |   |-- leader        1/1 ready   gpu: 8    node-1
+    |   |   `-- vllm-0    Running     gpu: 8    node-1
+    |   `-- worker        2/2 ready   gpu: 16   node-1,node-2
+    |       |-- vllm-0-1  Running     gpu: 8    node-1
+    |       `-- vllm-0-2  Running     gpu: 8    node-2
+    `-- group[1]          1/3 ready   gpu: 24   node-3
+        |-- leader        1/1 ready   gpu: 8    node-3
+        |   `-- vllm-1    Running     gpu: 8    node-3
+        `-- worker        0/2 ready   gpu: 16
+            `-- vllm-1-1  Pending     gpu: 8    <none>
+
+Phase: Initializing
+
+Resources:
+COMPONENT   REPLICAS   GPU   CPU   MEMORY
+leader      2          16    0     0
+worker      4          32    0     0
+TOTAL       6          48    0     0
+"""
+
+
+def test_lws_pods_split_per_replica() -> None:
+    from workload_map.catalog import get_by_name
+
+    karta = get_by_name("leaderworkerset-x-k8s-io-leaderworkerset-v1")
+    assert karta is not None
+    cd = compile_definition(karta)
+    obj = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "vllm", "namespace": "serve", "uid": "u1"},
+        "spec": {
+            "replicas": 2,
+            "leaderWorkerTemplate": {
+                "size": 3,
+                "workerTemplate": {
+                    "spec": {"containers": [{"name": "w", "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}
+                },
+            },
+        },
+    }
+    pods = [
+        lws_pod("vllm-0", 0, 0),
+        lws_pod("vllm-0-1", 0, 1),
+        lws_pod("vllm-0-2", 0, 2, node="node-2"),
+        lws_pod("vllm-1", 1, 0, node="node-3"),
+        lws_pod("vllm-1-1", 1, 1, ready=False, node=None),
+    ]
+    attribution = attribute_pods(cd, obj, pods, check_ownership=False)
+    assert attribution.unattributed == ()
+    assert attribution.replica_keys("group") == ("0", "1")
+    view = build_describe(
+        resolve(cd, copy.deepcopy(obj)), obj, definition=cd.name, origin="catalog", attribution=attribution
+    )
+    text = render_describe(view, now=NOW)
+    assert text.split("\n", 2)[2] == LWS_LIVE
+    data = view.to_dict()
+    check(data, "describe-view.v1.json")
+    group = data["components"][0]
+    assert group["name"] == "group" and "replicaKey" not in group
+    assert group["replicas"] == {"desired": 6, "current": 5, "ready": 4}
+    assert [(c["name"], c["replicaKey"]) for c in group["children"]] == [("group[0]", "0"), ("group[1]", "1")]
+    one = group["children"][1]
+    assert [c["name"] for c in one["children"]] == ["leader", "worker"]
+    assert [p["name"] for c in one["children"] for p in c["pods"]] == ["vllm-1", "vllm-1-1"]
+    assert one["children"][1]["replicas"] == {"desired": 2, "current": 1, "ready": 0}
+
+    # Without pods (file mode) the component is not split.
+    file_view = build_describe(
+        resolve(cd, copy.deepcopy(obj)), obj, definition=cd.name, origin="catalog", file_mode=True
+    )
+    assert [c.name for c in file_view.components[0].children] == ["leader", "worker"]
+
+
+def test_replica_keys_sort_numbers_numerically() -> None:
+    from workload_map.catalog import get_by_name
+
+    karta = get_by_name("leaderworkerset-x-k8s-io-leaderworkerset-v1")
+    assert karta is not None
+    cd = compile_definition(karta)
+    obj = {"metadata": {"name": "vllm", "uid": "u1"}, "spec": {"replicas": 11}}
+    pods = [lws_pod(f"vllm-{g}", g, 0) for g in (10, 2, 0)]
+    attribution = attribute_pods(cd, obj, pods, check_ownership=False)
+    assert attribution.replica_keys("group") == ("0", "2", "10")
+    assert attribution.replica_keys("leader") == ()

@@ -10,7 +10,9 @@ Then placement (spec 3.5 primitives): the first pod-bearing component (declarati
 first) whose component type selector matches claims the pod; a component without a type
 selector claims every pod only when it is the only pod-bearing component. The instance comes from
 ``componentInstanceSelector`` and the replica key from the nearest ``replicaSelector`` (the
-component's own or an ancestor's). **Unlike upstream**, a pod whose selector query fails (a
+component's own or an ancestor's; :attr:`ComponentPods.replicated_by` names that component and
+:meth:`PodAttribution.replica_keys` lists the keys seen, for per-replica views).
+**Unlike upstream**, a pod whose selector query fails (a
 missing label, several results, an id that is not an instance) does not fail the workload: it
 goes to :attr:`PodAttribution.unattributed` with the reason, as do pods no component claims.
 
@@ -186,6 +188,9 @@ class ComponentPods:
     current: int
     ready: int
     nodes: tuple[str, ...]
+    replicated_by: str | None = None
+    """The component (this one or the nearest ancestor) whose ``replicaSelector`` gives the
+    replica keys of this component's pods; ``None`` when there is none."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -196,6 +201,7 @@ class ComponentPods:
             "ready": self.ready,
             "nodes": list(self.nodes),
             "instances": [i.to_dict() for i in self.instances],
+            "replicatedBy": self.replicated_by,
         }
 
 
@@ -214,6 +220,20 @@ class PodAttribution:
     @property
     def pods(self) -> tuple[PodInfo, ...]:
         return tuple(p for c in self.components for i in c.instances for p in i.pods)
+
+    def replica_keys(self, component: str) -> tuple[str, ...]:
+        """The distinct replica keys of the pods whose key comes from ``component``'s
+        ``replicaSelector`` (its own pods and its descendants'), numbers in numeric order first,
+        then other keys in text order."""
+        keys = {
+            p.replica_key
+            for c in self.components
+            if c.replicated_by == component
+            for i in c.instances
+            for p in i.pods
+            if p.replica_key is not None
+        }
+        return tuple(sorted(keys, key=lambda k: (0, int(k), k) if k.isascii() and k.isdigit() else (1, 0, k)))
 
     @property
     def resources(self) -> ResourceTotals:
@@ -273,11 +293,12 @@ def _pod_resources(pod: Mapping[str, Any]) -> ResourceTotals:
 # --- attribution -----------------------------------------------------------------------------------
 
 
-def _replica_source(cd: CompiledDefinition, component: str) -> str | None:
+def _replica_source(cd: CompiledDefinition, component: str) -> tuple[str, str] | None:
+    """``(component, keyPath)`` of the nearest ``replicaSelector`` (own, else an ancestor's)."""
     for comp in (cd.component(component), *cd.ancestors_of(component)):
         ps = comp.definition.pod_selector
         if ps is not None and ps.replica_selector is not None:
-            return ps.replica_selector.key_path
+            return comp.name, ps.replica_selector.key_path
     return None
 
 
@@ -335,7 +356,7 @@ def attribute_pods(
             ids = tuple(per_instance_scale[component])
             instance = matching_instance_id(cd.component(component).definition, pod, ids)
             replica_src = _replica_source(cd, component)
-            replica = single_value(replica_src, pod) if replica_src else None
+            replica = single_value(replica_src[1], pod) if replica_src else None
         except PodQueryError as exc:
             unattributed.append(UnattributedPod(name, str(exc)))
             continue
@@ -377,8 +398,16 @@ def attribute_pods(
             current += cp.current
             ready_n += cp.ready
             nodes.update(cp.nodes)
+        source = _replica_source(cd, comp_name)
         result[comp_name] = ComponentPods(
-            comp_name, comp.has_pod_definition, instances, desired, current, ready_n, tuple(sorted(nodes))
+            comp_name,
+            comp.has_pod_definition,
+            instances,
+            desired,
+            current,
+            ready_n,
+            tuple(sorted(nodes)),
+            source[0] if source is not None else None,
         )
     return PodAttribution(
         components=tuple(result[n] for n in cd.components),

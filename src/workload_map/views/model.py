@@ -10,6 +10,12 @@ Building rules (upstream-spec 3.8, with our additions):
   the top-level components;
 * a component whose instances carry an instance key (an ``instanceIdPath``) is a parent row with
   one child row per instance, named by the instance key; each instance sees only its pods;
+* a component with a ``podSelector.replicaSelector`` whose pods (its own or its descendants')
+  carry replica keys is a parent row (the whole component: totals, ``own_*``) with one child row
+  per replica key seen, named ``<component>[<replicaKey>]`` (``replicaKey`` in JSON); below it the
+  descendants see only the pods of that replica, and their desired replicas are per replica
+  (divided by the component's desired replicas when it divides them). Without pods (file mode)
+  there is no split;
 * replicas: ``desired`` per pod-bearing instance is the resolved scale (``replicas``, else
   ``minReplicas``, else 1); rows with children add their children's; a childless grouping
   component counts only an explicitly declared scale. ``current`` = attributed pods, ``ready`` =
@@ -25,7 +31,7 @@ Building rules (upstream-spec 3.8, with our additions):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -199,6 +205,10 @@ class ComponentView:
     children: tuple[ComponentView, ...] = ()
     pod_bearing: bool = False
     grouping: bool = False
+    replica_key: str | None = None
+    # Set on a row split into replica rows: its children as components (not per replica), what
+    # the ``Resources:`` table lists. ``None`` for rows that are not split.
+    component_rows: tuple[ComponentView, ...] | None = None
 
     @property
     def unhealthy_pods(self) -> int:
@@ -211,6 +221,8 @@ class ComponentView:
         out: dict[str, Any] = {"name": self.name}
         if self.kind is not None and not self.grouping:
             out["kind"] = self.kind
+        if self.replica_key is not None:
+            out["replicaKey"] = self.replica_key
         out["replicas"] = self.replicas.to_dict()
         out["resources"] = self.resources.to_dict()
         if self.nodes:
@@ -326,30 +338,67 @@ def _pod_view(p: PodInfo) -> PodView:
     return PodView(p.name, p.phase or "Unknown", p.ready, p.node, p.reason, Resources.of(p.resources))
 
 
+@dataclass(frozen=True)
+class _Replica:
+    """The replica context of a subtree: the component with the ``replicaSelector``, the key
+    and that component's desired replicas (per-replica counts divide by it)."""
+
+    component: str
+    key: str
+    count: int
+
+    def per_replica(self, desired: int) -> int:
+        return desired // self.count if self.count > 0 and desired % self.count == 0 else desired
+
+
 class _Builder:
     def __init__(self, workload: Workload, attribution: PodAttribution | None) -> None:
         self.w = workload
+        self.attribution = attribution
         self.pods: dict[tuple[str, str], list[PodInfo]] = {}
+        self.replicated_by: dict[str, str | None] = {}
         if attribution is not None:
             for cp in attribution.components:
+                self.replicated_by[cp.name] = cp.replicated_by
                 for ip in cp.instances:
                     self.pods[(cp.name, ip.instance_id)] = list(ip.pods)
 
-    def component(self, node: ComponentNode) -> ComponentView | None:
+    def component(self, node: ComponentNode, replica: _Replica | None = None) -> ComponentView | None:
         comp = self.w.components[node.name]
         multi = comp.definition.instance_id_path is not None
         if not multi and len(node.instances) == 1:
-            return self.row(comp.name, comp, node.instances[0])
+            return self.instance(comp.name, comp, node.instances[0], replica)
         if not multi and not node.instances:
-            return self.finish(comp.name, comp, None, [], [])
-        kids = [self.row(i.instance.id or comp.name, comp, i) for i in node.instances]
+            return self.finish(comp.name, comp, None, [], [], replica)
+        kids = [self.instance(i.instance.id or comp.name, comp, i, replica) for i in node.instances]
         children = tuple(k for k in kids if k is not None)
         return self.group(comp.name, _kind_name(comp), children)
 
-    def row(self, name: str, comp: Component, inode: InstanceNode) -> ComponentView | None:
-        children = [c for c in (self.component(n) for n in inode.children) if c is not None]
+    def instance(
+        self, name: str, comp: Component, inode: InstanceNode, replica: _Replica | None
+    ) -> ComponentView | None:
+        """The instance's row, split into one child row per replica key when the component has
+        a ``replicaSelector`` and its pods carry keys."""
+        whole = self.row(name, comp, inode, replica)
+        keys = self.attribution.replica_keys(comp.name) if self.attribution is not None else ()
+        if whole is None or not keys or (replica is not None and replica.component == comp.name):
+            return whole
+        count = inode.instance.scale.desired
+        rows = (self.row(f"{name}[{k}]", comp, inode, _Replica(comp.name, k, count)) for k in keys)
+        split = tuple(r for r in rows if r is not None)
+        return replace(whole, pods=(), children=split, component_rows=whole.children)
+
+    def row(
+        self, name: str, comp: Component, inode: InstanceNode, replica: _Replica | None
+    ) -> ComponentView | None:
+        children = [c for c in (self.component(n, replica) for n in inode.children) if c is not None]
         pods = self.pods.get((comp.name, inode.instance.id), []) if comp.has_pod_definition else []
-        return self.finish(name, comp, inode, pods, children)
+        if replica is not None and self.replicated_by.get(comp.name) == replica.component:
+            pods = [p for p in pods if p.replica_key == replica.key]
+        view = self.finish(name, comp, inode, pods, children, replica)
+        if view is not None and replica is not None and replica.component == comp.name:
+            view = replace(view, replica_key=replica.key)
+        return view
 
     def finish(
         self,
@@ -358,15 +407,21 @@ class _Builder:
         inode: InstanceNode | None,
         pods: Sequence[PodInfo],
         children: Sequence[ComponentView],
+        replica: _Replica | None = None,
     ) -> ComponentView | None:
         inst = inode.instance if inode is not None else None
         pod_views = tuple(_pod_view(p) for p in pods)
         if comp.has_pod_definition and inst is not None:
             own_desired = inst.scale.desired
             own_res = Resources.of(inst.resources)
+            if replica is not None:
+                own_desired = replica.per_replica(own_desired)
+                own_res = Resources.of(inst.pod_resources.times(own_desired))
         elif inst is not None and not children and not inst.scale.is_empty:
             own_desired = inst.scale.desired  # an explicitly declared scale on a childless group
             own_res = NO_RESOURCES
+            if replica is not None:
+                own_desired = replica.per_replica(own_desired)
         else:
             own_desired = 0
             own_res = NO_RESOURCES

@@ -27,7 +27,8 @@ replaces the rest with ``...  and <N> more (<K> unhealthy shown)`` (or ``<K> of 
 ``component_limit`` (per parent) keeps components with an unhealthy pod first, then those with
 fewer pods than desired, then the rest, shows them in declared order and closes with
 ``...  and <N> more component(s)`` plus ``(<K> unhealthy, <J> with missing pods)`` parts. The
-resources table is never truncated.
+resources table is never truncated and lists components, not replicas: a component split into
+``<component>[<replicaKey>]`` rows (LWS groups) appears once with its whole request.
 """
 
 from __future__ import annotations
@@ -165,16 +166,18 @@ def resources_rows(view: DescribeView) -> list[Row]:
     def walk(items: Sequence[ComponentView]) -> None:
         nonlocal replicas
         for c in items:
+            # A row split per replica lists its components once, not once per replica.
+            kids = c.children if c.component_rows is None else c.component_rows
             skip = (
                 c.grouping
                 and not c.pods
                 and c.own_resources.is_empty
-                and (c.replicas.desired == sum(k.replicas.desired for k in c.children))
+                and (c.replicas.desired == sum(k.replicas.desired for k in kids))
             )
             if not skip:
                 rows.append(cells(c.name, c.own_desired, c.own_resources))
                 replicas += c.own_desired
-            walk(c.children)
+            walk(kids)
 
     walk(view.components)
     rows.append(cells("TOTAL", replicas, view.resources))
