@@ -16,15 +16,42 @@ DATA = ROOT / "src" / "workload_map" / "catalog" / "data"
 LIFECYCLES = Path(__file__).resolve().parent / "lifecycles"
 
 DEFINITIONS = sorted(DATA.glob("*.yaml"))
-STATUS_KEYS = {"initializing", "running", "completed", "failed", "degraded", "suspended", "suspending", "resuming"}
-PHASE_ORDER = ["Resuming", "Suspending", "Suspended", "Running", "Failed", "Completed", "Initializing", "Degraded"]
+STATUS_KEYS = {
+    "initializing",
+    "running",
+    "completed",
+    "failed",
+    "degraded",
+    "suspended",
+    "suspending",
+    "resuming",
+}
+PHASE_ORDER = [
+    "Resuming",
+    "Suspending",
+    "Suspended",
+    "Running",
+    "Failed",
+    "Completed",
+    "Initializing",
+    "Degraded",
+]
 # Constructs the upstream static jq validator rejects (upstream-spec 2.9).
 BANNED = re.compile(
     r"(?<![=!<>])=(?!=)|\|=|\+=|-=|\*=|/=|%=|//=|\bdel\s*\(|\.\.(?![\w\"])|\b(range|paths|recurse|walk|repeat)\b"
 )
 JQ_FIELDS = {
-    "podTemplateSpecPath", "podSpecPath", "metadataPath", "replicasPath", "minReplicasPath",
-    "maxReplicasPath", "path", "expression", "instanceIdPath", "keyPath", "idPath",
+    "podTemplateSpecPath",
+    "podSpecPath",
+    "metadataPath",
+    "replicasPath",
+    "minReplicasPath",
+    "maxReplicasPath",
+    "path",
+    "expression",
+    "instanceIdPath",
+    "keyPath",
+    "idPath",
 }
 
 
@@ -91,7 +118,9 @@ def test_definition_shape(path: Path) -> None:
 
     for comp in _components(defn):
         spec = comp.get("specDefinition") or {}
-        shapes = [k for k in ("podTemplateSpecPath", "podSpecPath", "fragmentedPodSpecDefinition") if k in spec]
+        shapes = [
+            k for k in ("podTemplateSpecPath", "podSpecPath", "fragmentedPodSpecDefinition") if k in spec
+        ]
         assert len(shapes) <= 1
         selector = comp.get("podSelector") or {}
         assert bool(comp.get("instanceIdPath")) == bool(selector.get("componentInstanceSelector"))
