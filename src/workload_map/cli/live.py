@@ -87,6 +87,20 @@ def entry_for_manifest(defs: DefinitionSet, obj: Mapping[str, Any]) -> Definitio
     raise NoDefinitionError(f"no Karta definition covers this workload type: {group}/{version}, Kind={kind}")
 
 
+def manifest_entry(session: Session, obj: Mapping[str, Any], fmt: str) -> DefinitionEntry:
+    """The definition for a manifest (``describe -f``, ``requirements``): definitions loaded best
+    effort (the cluster's only with a kubeconfig), then :func:`entry_for_manifest`. With
+    ``-o json|yaml`` a missing definition also prints the machine-readable object."""
+    defs = session.definitions(cluster=session.has_kubeconfig())
+    try:
+        return entry_for_manifest(defs, obj)
+    except NoDefinitionError:
+        if fmt in ("json", "yaml"):
+            group, _, version = str(obj["apiVersion"]).rpartition("/")
+            echo_no_definition(fmt, gvk=f"{group}/{version}, Kind={obj['kind']}")
+        raise
+
+
 def echo_no_definition(fmt: str, *, token: str | None = None, gvk: str | None = None) -> None:
     """For ``-o json|yaml``: the machine-readable no-definition object on stdout."""
     from workload_map.cli.common import no_definition_object

@@ -24,7 +24,7 @@ from workload_map.cli.errors import CommandError, NoDefinitionError, WorkloadNot
 from workload_map.cli.live import (
     controller_ref,
     echo_no_definition,
-    entry_for_manifest,
+    manifest_entry,
     read_manifest,
 )
 from workload_map.cli.main import get_state
@@ -100,14 +100,7 @@ def _file_mode(session: Session, path: str, fmt: str, pod_limit: int, component_
     from workload_map.views.model import build_describe
 
     obj = read_manifest(path)
-    defs = session.definitions(cluster=session.has_kubeconfig())
-    try:
-        entry = entry_for_manifest(defs, obj)
-    except NoDefinitionError:
-        if fmt in ("json", "yaml"):
-            group, _, version = str(obj["apiVersion"]).rpartition("/")
-            echo_no_definition(fmt, gvk=f"{group}/{version}, Kind={obj['kind']}")
-        raise
+    entry = manifest_entry(session, obj, fmt)
     try:
         workload = resolve(compile_definition(entry.karta), obj)
         view = build_describe(workload, obj, definition=entry.name, origin=entry.origin, file_mode=True)

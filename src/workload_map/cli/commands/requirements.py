@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from workload_map.cli.common import Session, connection_options, output_option, resolve_output
-from workload_map.cli.errors import CommandError, NoDefinitionError
-from workload_map.cli.live import echo_no_definition, entry_for_manifest, read_manifest
+from workload_map.cli.errors import CommandError
+from workload_map.cli.live import manifest_entry, read_manifest
 from workload_map.cli.main import get_state
 
 if TYPE_CHECKING:
@@ -227,14 +227,7 @@ def command(file: str, fit: tuple[str, ...]) -> None:
     try:
         fmt = resolve_output(state, FORMATS)
         obj = read_manifest(file)
-        defs = session.definitions(cluster=session.has_kubeconfig())
-        try:
-            entry = entry_for_manifest(defs, obj)
-        except NoDefinitionError:
-            if fmt in ("json", "yaml"):
-                group, _, version = str(obj["apiVersion"]).rpartition("/")
-                echo_no_definition(fmt, gvk=f"{group}/{version}, Kind={obj['kind']}")
-            raise
+        entry = manifest_entry(session, obj, fmt)
         try:
             needs = placement_needs(entry.karta, obj)
         except WorkloadMapError as exc:
