@@ -514,11 +514,7 @@ class KubeClient:
         dry_run: bool = False,
     ) -> dict[str, Any]:
         """POST ``body`` to a collection path."""
-        params = {"fieldManager": field_manager, "dryRun": "All" if dry_run else None}
-        response = self.request(
-            "POST", path, params=params, content=orjson.dumps(body), content_type="application/json"
-        )
-        return _decode(response)
+        return self._write("POST", path, body, field_manager, dry_run)
 
     def replace(
         self,
@@ -529,9 +525,14 @@ class KubeClient:
         dry_run: bool = False,
     ) -> dict[str, Any]:
         """PUT ``body`` (include ``metadata.resourceVersion`` for optimistic concurrency)."""
+        return self._write("PUT", path, body, field_manager, dry_run)
+
+    def _write(
+        self, method: str, path: str, body: Mapping[str, Any], field_manager: str | None, dry_run: bool
+    ) -> dict[str, Any]:
         params = {"fieldManager": field_manager, "dryRun": "All" if dry_run else None}
         response = self.request(
-            "PUT", path, params=params, content=orjson.dumps(body), content_type="application/json"
+            method, path, params=params, content=orjson.dumps(body), content_type="application/json"
         )
         return _decode(response)
 
