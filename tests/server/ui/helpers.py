@@ -141,7 +141,7 @@ def check_screenshot(path: Path, *, colours: dict[str, tuple[int, int, int]] = (
     assert size > 10_000, f"{path} is only {size} bytes"
     assert img.width >= 1000 and img.height >= 600, (img.width, img.height)
     quant = Counter((r >> 4, g >> 4, b >> 4) for r, g, b in img.pixels[::7])
-    top, top_n = quant.most_common(1)[0]
+    _, top_n = quant.most_common(1)[0]
     share = top_n / sum(quant.values())
     assert len(quant) >= 12, f"{path}: only {len(quant)} colours"
     assert share < 0.97, f"{path}: one colour covers {share:.0%}"

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (JavaScript snippets run in the browser)
 """The web UI in headless Chromium against ``wmap serve`` on the real test API server.
 
 One namespace is seeded per module: JobSets (running, failed, waiting for pods) with Jobs and
@@ -7,7 +8,6 @@ asserted through the DOM, and a screenshot checked for being a real rendering.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -422,4 +422,38 @@ def test_auth_errors(ui: UI, seeded: dict[str, Any], cluster: TestCluster, admin
     assert "403" in ui.d.find_element(By.CSS_SELECTOR, "#workload-detail .error-box").text
     shot = ui.screenshot("forbidden")
     check_screenshot(shot, colours={"error banner": (0xFD, 0xE7, 0xE5)})
-    time.sleep(0)
+
+
+# ------------------------------------------------------------------------- suspend / resume
+
+
+def test_suspend_and_resume_buttons(
+    ui: UI, seeded: dict[str, Any], admin_token: str, kube: KubeTestClient
+) -> None:
+    ns = seeded["ns"]
+    create_jobset_tree(kube, "pausable", ns, (("workers", 1),), gpus=1)
+    ui.open(f"/workload/{ns}/jobset-x-k8s-io-jobset-v1alpha2/pausable", admin_token)
+    suspend = ui.wait(lambda: ui.d.find_element(By.ID, "btn-suspend"), "suspend button")
+    assert suspend.is_enabled() and not ui.d.find_element(By.ID, "btn-resume").is_enabled()
+    suspend.click()
+    ui.wait(
+        lambda: (
+            kube.get("jobset.x-k8s.io/v1alpha2", "jobsets", "pausable", ns)["spec"].get("suspend") is True
+        ),
+        "spec.suspend set",
+    )
+    # the page re-reads the workload: Suspending (no controller here to confirm), Resume enabled
+    ui.wait(lambda: "Suspending" in ui.texts(".detail-head .chip"), "Suspending chip")
+    resume = ui.wait(
+        lambda: (
+            ui.d.find_element(By.ID, "btn-resume").is_enabled() and ui.d.find_element(By.ID, "btn-resume")
+        ),
+        "resume enabled",
+    )
+    resume.click()
+    ui.wait(
+        lambda: not kube.get("jobset.x-k8s.io/v1alpha2", "jobsets", "pausable", ns)["spec"].get("suspend"),
+        "spec.suspend cleared",
+    )
+    ui.wait(lambda: "Suspending" not in ui.texts(".detail-head .chip"), "chip back")
+    kube.delete("jobset.x-k8s.io/v1alpha2", "jobsets", "pausable", ns)

@@ -97,7 +97,8 @@ export function mount(root, params) {
       await load();
     } catch (e) {
       button.disabled = false;
-      alert(`${verb} failed: ${e.status || ""} ${e.message}`);
+      const box = document.getElementById("action-error");
+      if (box) { box.hidden = false; box.textContent = `${verb} failed: ${e.status ? `${e.status} ` : ""}${e.message}`; }
     }
   }
 
@@ -110,6 +111,7 @@ export function mount(root, params) {
     const ready = v.pods ? v.pods.ready : pods.filter((x) => x.p.ready).length;
     const r = v.resources || {};
     const header = h("section", { "aria-labelledby": "wl-title" },
+      h("div", { class: "error-box", id: "action-error", role: "alert", hidden: true }),
       h("div", { class: "detail-head" },
         h("h1", { id: "wl-title" }, `${v.kind}/${v.name}`),
         chips(v.phases),
