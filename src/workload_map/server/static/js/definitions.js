@@ -9,18 +9,18 @@ function findingsList(findings) {
   if (!findings || !findings.length) return null;
   return h("ul", { class: "def-findings" }, findings.map((f) =>
     h("li", null, h("span", { class: `badge ${f.severity === "error" ? "bad" : "warn"}` }, f.code), " ",
-      f.message, f.field ? h("span", { class: "muted" }, ` (${f.field})`) : null)));
+      f.message, f.field ? h("span", { class: "muted field" }, ` (${f.field})`) : null)));
 }
 
 function table(id, label, items) {
   return h("div", { class: "panel" }, h("table", { class: "simple", id, "aria-label": label },
     h("thead", null, h("tr", null, ["Name", "Kind", "Group/version", "Origin", "Validation", "Served", "Components"].map((t) => h("th", { scope: "col" }, t)))),
     h("tbody", null, items.length ? items.map((t) => h("tr", { "data-name": t.name, "data-served": String(!!t.served), "data-origin": t.origin },
-      h("td", { class: "mono" }, t.name),
+      h("td", { class: "mono def-name" }, t.name),
       h("td", null, t.kind || "—"),
       h("td", null, t.group ? `${t.group}/${t.version}` : t.version || "—"),
       h("td", null, h("span", { class: `badge${t.origin === "cluster" ? " ok" : ""}` }, t.origin)),
-      h("td", null,
+      h("td", { class: "validation" },
         h("span", { class: `badge ${t.valid ? "ok" : "bad"}` }, t.valid ? (t.findings?.length ? "valid, with warnings" : "valid") : "invalid"),
         findingsList(t.findings)),
       h("td", null, t.served ? "served" : (t.servedVersions?.length ? `not served (cluster has ${t.servedVersions.join(", ")})` : "not served")),
@@ -48,7 +48,7 @@ export function mount(root, params) {
       h("p", { id: "d-summary" }, `${items.length} definitions (${items.length - cluster} catalog, ${cluster} cluster); `,
         `${served.length} cover kinds the cluster serves, ${notServed.length} cover kinds it does not serve`,
         invalid ? `; ${invalid} invalid` : ""),
-      (data.warnings || []).length ? h("div", { class: "error-box", role: "status" }, data.warnings.join("; ")) : null,
+      (data.warnings || []).length ? h("div", { class: "note", role: "status", id: "d-warnings" }, data.warnings.join("; ")) : null,
       h("h2", null, `Covered and served (${served.length})`),
       table("defs-served", "Definitions whose kind the cluster serves", served),
       h("h2", null, `Covered but not served (${notServed.length})`),
