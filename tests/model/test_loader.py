@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -408,12 +407,9 @@ def test_five_megabyte_file(tmp_path: Path) -> None:
     big = "---\n".join([text] * max(1, 5_000_000 // len(text)))
     p = tmp_path / "big.yaml"
     p.write_text(big)
-    start = time.perf_counter()
     result = load_definitions(p)
-    elapsed = time.perf_counter() - start
+    # Load speed is measured by bench/bench_load.py, never asserted here.
     assert len(result.definitions) == big.count("kind: Karta")
-    assert elapsed < 120, elapsed  # ~7 s on a quiet 2-core machine; shared CI runners vary
-    print(f"5 MB, {len(result.definitions)} definitions: {elapsed:.2f}s")
 
 
 def test_alias_bomb_is_refused() -> None:
@@ -421,10 +417,8 @@ def test_alias_bomb_is_refused() -> None:
     for i in range(1, 9):
         refs = ", ".join([f"*a{i - 1}"] * 10)
         lines.append(f"a{i}: &a{i} [{refs}]")
-    start = time.perf_counter()
     with pytest.raises(DefinitionError, match="expands to more than"):
         load_definitions_text("\n".join(lines) + "\n", name="bomb.yaml")
-    assert time.perf_counter() - start < 5
 
 
 def test_anchors_merge_keys_and_tags_still_load() -> None:
