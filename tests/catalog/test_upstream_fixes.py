@@ -17,6 +17,7 @@ from workload_map.expr import compile_expression
 from workload_map.model.definition import Karta
 from workload_map.model.loader import load_definitions
 from workload_map.resolve import resolve
+from workload_map.resolve.gangs import group_pod, has_gang_instructions
 
 LC = Path(__file__).parent / "lifecycles"
 
@@ -93,3 +94,51 @@ def test_deployment_degraded_mapping_added() -> None:
     upstream = resolve(Karta.model_validate(data), obj)
     assert "Degraded" not in [p.value for p in upstream.status.phases]
     assert "Degraded" in [p.value for p in resolve(ours(slug), obj).status.phases]
+
+
+# Upstream-spec 4.1 rows whose Gang column is "none".
+UPSTREAM_NO_GANG = (
+    "batch-cronjob-v1",
+    "apps-deployment-v1",
+    "apps-statefulset-v1",
+    "core-pod-v1",
+    "apps-nvidia-com-nimcache-v1alpha1",
+)
+GANG_ADDED = tuple(slug for slug in UPSTREAM_NO_GANG if has_gang_instructions(ours(slug)))
+
+
+def _without_gang(karta: Karta) -> Karta:
+    data = karta.to_wire()
+    data["spec"]["optimizationInstructions"] = {}
+    return Karta.model_validate(data)
+
+
+def test_gang_added_where_upstream_has_none() -> None:
+    """Of the types upstream leaves without gang rules, ours adds them for the bare Pod only;
+    the others keep KAI's native grouping (the catalog files say why)."""
+    assert GANG_ADDED == ("core-pod-v1",)
+
+
+@pytest.mark.parametrize("slug", GANG_ADDED)
+def test_gang_rules_added(slug: str) -> None:
+    """Upstream's definition has no gang instructions, so KAI's Karta fallback builds no PodGroup
+    and the default grouper (``pg-<owner name>-<owner uid>``, 1) applies; ours yields the group
+    name and size the lifecycle fixture expects (for the bare Pod: 1, KAI's per-pod number in
+    consumers.md 5.3)."""
+    path = LC / slug / "running.yaml"
+    data = yaml.safe_load(path.read_text())
+    obj, gangs = data["object"], data["expect"]["gangs"]
+    assert gangs
+    meta = obj["metadata"]
+    upstream = _without_gang(ours(slug))
+    assert not has_gang_instructions(upstream)
+    for gang in gangs:
+        plan = group_pod(upstream, obj, gang["pod"])
+        default = ("default", f"pg-{meta['name']}-{meta['uid']}", 1)
+        assert (plan.format, plan.name, plan.min_available) == default
+        plan = group_pod(ours(slug), obj, gang["pod"])
+        assert plan.format == "podGroups"
+        assert plan.name == f"pg-{meta['uid']}-{gang['name_suffix']}"
+        assert plan.min_available == gang["min_member"]
+    if slug == "core-pod-v1":
+        assert [(g["name_suffix"], g["min_member"]) for g in gangs] == [(meta["name"], 1)]
