@@ -550,6 +550,8 @@ def test_describe_lws_splits_pods_per_group(kube: KubeTestClient, namespace: str
         leader = next(c for c in row["children"] if c["name"] == "leader")
         assert [p["name"] for p in leader["pods"]] == [f"vllm-{key}"]
         assert leader["replicas"]["desired"] == 1 and row["nodes"] == [f"n{key}"]
+        worker = next(c for c in row["children"] if c["name"] == "worker")
+        assert [p["name"] for p in worker["pods"]] == [f"vllm-{key}-1"]
     rc, out, err = wmap("describe", "lws", "vllm", "--kubeconfig", kc)
     assert rc == 0, err
     assert "|-- group[0]" in out and "`-- group[1]" in out
