@@ -1,4 +1,5 @@
-"""A scripted stand-in for KubeClient's list/request, for informer unit tests."""
+"""A scripted stand-in for KubeClient's list/open_watch, for informer unit tests (the watch lines go
+through the real :class:`~workload_map.cluster.watch.WatchStream`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from workload_map.cluster.watch import WatchStream
 from workload_map.errors import ConnectionFailedError, GoneError
 
 
@@ -69,17 +71,33 @@ class FakeClient:
         yield {"metadata": {"resourceVersion": rv, "continue": "x"}, "items": items[:half]}
         yield {"metadata": {"resourceVersion": rv}, "items": items[half:]}
 
-    def request(self, method: str, path: str, *, params: Mapping[str, Any], **kwargs: Any) -> FakeResponse:
+    def open_watch(
+        self,
+        path: str,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int | None = None,
+        allow_bookmarks: bool = True,
+    ) -> WatchStream:
+        params = {
+            "resourceVersion": resource_version,
+            "labelSelector": label_selector,
+            "fieldSelector": field_selector,
+            "timeoutSeconds": timeout_seconds,
+            "allowWatchBookmarks": "true" if allow_bookmarks else None,
+        }
         with self.lock:
-            self.watch_params.append(dict(params))
+            self.watch_params.append(params)
             step = self.watches.pop(0) if self.watches else None
         if step is None:
             self.idle.set()
-            return FakeResponse([], block=threading.Event())
+            return WatchStream(FakeResponse([], block=threading.Event()), path=path, server=self.server)
         if isinstance(step, BaseException):
             raise step
         lines = [orjson.dumps({"type": t, "object": o}) for t, o in step]
-        return FakeResponse(lines)
+        return WatchStream(FakeResponse(lines), path=path, server=self.server)
 
 
 def gone() -> GoneError:

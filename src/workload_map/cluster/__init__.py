@@ -2,7 +2,8 @@
 
 Submodules: :mod:`.kubeconfig` (kubectl loading rules, flags, in-cluster), :mod:`.auth` (tokens, basic,
 exec plugins, impersonation), :mod:`.tls`, :mod:`.client` (:class:`KubeClient`: get/list/watch/writes with
-retries), :mod:`.discovery` (resource types, kubectl type resolution, REST mapping) and :mod:`.owners`.
+retries), :mod:`.watch` (:class:`WatchStream`: an open watch another thread can interrupt),
+:mod:`.discovery` (resource types, kubectl type resolution, REST mapping) and :mod:`.owners`.
 
 Names are exported lazily so that ``import workload_map.cluster`` stays cheap: httpx is imported only when
 the client (or auth) is first used.
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
         load_kubeconfig,
     )
     from workload_map.cluster.owners import OwnerLookup, make_owner_lookup
+    from workload_map.cluster.watch import WatchStream
 
 _EXPORTS = {
     "ConnectionOptions": "kubeconfig",
@@ -37,6 +39,7 @@ _EXPORTS = {
     "KubeAuth": "auth",
     "KubeClient": "client",
     "WatchEvent": "client",
+    "WatchStream": "watch",
     "api_path": "client",
     "DEFAULT_CHUNK_SIZE": "client",
     "APIResource": "discovery",
@@ -61,6 +64,7 @@ __all__ = [
     "OwnerLookup",
     "ResourceMatch",
     "WatchEvent",
+    "WatchStream",
     "api_path",
     "load_cluster_config",
     "load_kubeconfig",

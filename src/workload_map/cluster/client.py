@@ -36,6 +36,7 @@ from workload_map import __version__
 from workload_map.cluster.auth import Credential, ExecCredentialProvider, KubeAuth
 from workload_map.cluster.kubeconfig import ClusterConfig, ConnectionOptions, load_cluster_config
 from workload_map.cluster.tls import build_ssl_context
+from workload_map.cluster.watch import WatchStream
 from workload_map.errors import (
     ApiError,
     ConflictError,
@@ -46,7 +47,7 @@ from workload_map.errors import (
     UnauthorizedError,
 )
 
-__all__ = ["DEFAULT_CHUNK_SIZE", "KubeClient", "PatchType", "WatchEvent", "api_path"]
+__all__ = ["DEFAULT_CHUNK_SIZE", "KubeClient", "PatchType", "WatchEvent", "WatchStream", "api_path"]
 
 DEFAULT_CHUNK_SIZE = 500
 PatchType = Literal["merge", "json", "strategic", "apply"]
@@ -456,6 +457,37 @@ class KubeClient:
         """All items as one list (see :meth:`list_items`)."""
         return list(self.list_items(path, **kwargs))
 
+    def open_watch(
+        self,
+        path: str,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int | None = None,
+        allow_bookmarks: bool = True,
+    ) -> WatchStream:
+        """Open a watch (``?watch=1``) on ``path`` from ``resource_version``; use it as a context manager.
+
+        The returned :class:`~workload_map.cluster.watch.WatchStream` yields every event (BOOKMARKs
+        included) from :meth:`~workload_map.cluster.watch.WatchStream.events`; its ``close()`` may be
+        called from another thread to interrupt a blocked read. HTTP errors (e.g. 410 for a too old
+        resourceVersion) are raised here, before any event.
+        """
+        params: dict[str, Any] = {
+            "watch": "1",
+            "resourceVersion": resource_version,
+            "labelSelector": label_selector or None,
+            "fieldSelector": field_selector or None,
+            "timeoutSeconds": timeout_seconds,
+            "allowWatchBookmarks": "true" if allow_bookmarks else None,
+        }
+        read = None if timeout_seconds is None else timeout_seconds + 30.0
+        response = self.request(
+            "GET", path, params=params, stream=True, timeout=httpx.Timeout(15.0, read=read)
+        )
+        return WatchStream(response, path=path, server=self.server)
+
     def watch(
         self,
         path: str,
@@ -473,35 +505,17 @@ class KubeClient:
         code 410): list again and watch from the list's resourceVersion. BOOKMARK events only move
         the resourceVersion forward; they are yielded only with ``include_bookmarks``.
         """
-        params: dict[str, Any] = {
-            "watch": "1",
-            "resourceVersion": resource_version,
-            "labelSelector": label_selector or None,
-            "fieldSelector": field_selector or None,
-            "timeoutSeconds": timeout_seconds,
-            "allowWatchBookmarks": "true" if allow_bookmarks else None,
-        }
-        read = None if timeout_seconds is None else timeout_seconds + 30.0
-        response = self.request(
-            "GET", path, params=params, stream=True, timeout=httpx.Timeout(15.0, read=read)
-        )
-        try:
-            buffer = b""
-            for chunk in response.iter_bytes():
-                lines = (buffer + chunk).split(b"\n")
-                buffer = lines.pop()
-                for line in lines:
-                    event = _watch_event(line, path)
-                    if event is not None and (event.type != "BOOKMARK" or include_bookmarks):
-                        yield event
-            event = _watch_event(buffer, path)
-            if event is not None and (event.type != "BOOKMARK" or include_bookmarks):
-                yield event
-        except httpx.TransportError as exc:
-            reason, _ = _transport_reason(exc)
-            raise ConnectionFailedError(f"the watch on {path} broke: {reason}", server=self.server) from exc
-        finally:
-            response.close()
+        with self.open_watch(
+            path,
+            resource_version=resource_version,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            timeout_seconds=timeout_seconds,
+            allow_bookmarks=allow_bookmarks,
+        ) as stream:
+            for event in stream.events():
+                if event.type != "BOOKMARK" or include_bookmarks:
+                    yield event
 
     # -------------------------------------------------------------------------------------- writes
 
@@ -653,8 +667,12 @@ def _watch_event(line: bytes, path: str) -> WatchEvent | None:
         raise ApiError(
             200, "InvalidResponse", f"the watch on {path} sent a line that is not JSON: {exc}"
         ) from None
+    if not isinstance(doc, dict):
+        raise ApiError(200, "InvalidResponse", f"the watch on {path} sent a line that is not an object")
     kind = doc.get("type")
-    obj = doc.get("object") or {}
+    obj = doc.get("object")
+    if not isinstance(obj, dict):
+        obj = {}
     if kind == "ERROR":
         code = int(obj.get("code") or 500)
         cls = _ERROR_TYPES.get(code, ApiError)

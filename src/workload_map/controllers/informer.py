@@ -27,24 +27,19 @@ ends promptly.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import logging
 import random
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
-from workload_map.errors import ApiError, ClusterError, GoneError
+from workload_map.errors import ClusterError, GoneError
 
 if TYPE_CHECKING:
-    import httpx
-
-    from workload_map.cluster.client import KubeClient
+    from workload_map.cluster.client import KubeClient, WatchEvent
+    from workload_map.cluster.watch import WatchStream
 
 __all__ = [
     "EventHandler",
@@ -247,8 +242,8 @@ class Informer:
         self._stop = threading.Event()
         self._synced = threading.Event()
         self._thread: threading.Thread | None = None
-        self._response: httpx.Response | None = None
-        self._response_lock = threading.Lock()
+        self._stream: WatchStream | None = None
+        self._stream_lock = threading.Lock()
         self._resource_version: str | None = None
         #: Wall-clock time of the last complete list (``None`` before the first).
         self.last_sync_time: float | None = None
@@ -423,91 +418,46 @@ class Informer:
                 self._emit_update(prev, obj)
 
     def _interrupt(self) -> None:
-        """Break a blocked watch read: shut the connection's socket down, close the response."""
-        with self._response_lock:
-            response = self._response
-        if response is None:
-            return
-        stream = response.extensions.get("network_stream")
-        sock = None
+        """Break a blocked watch read (the stream shuts its connection down)."""
+        with self._stream_lock:
+            stream = self._stream
         if stream is not None:
-            with contextlib.suppress(Exception):
-                sock = stream.get_extra_info("socket")
-        if isinstance(sock, socket.socket):
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-        with contextlib.suppress(Exception):
-            response.close()
+            stream.close()
 
     def _watch(self) -> None:
-        import httpx
-
         timeout = int(self.watch_timeout * (1 + random.random() * 0.5))
-        params: dict[str, Any] = {
-            "watch": "1",
-            "resourceVersion": self._resource_version,
-            "allowWatchBookmarks": "true",
-            "timeoutSeconds": timeout,
-            "labelSelector": self.label_selector,
-            "fieldSelector": self.field_selector,
-        }
         self.stats.watches += 1
-        response = self.client.request(
-            "GET", self.path, params=params, stream=True, timeout=httpx.Timeout(15.0, read=timeout + 30.0)
+        stream = self.client.open_watch(
+            self.path,
+            resource_version=self._resource_version,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            timeout_seconds=timeout,
+            allow_bookmarks=True,
         )
-        with self._response_lock:
-            self._response = response
+        with self._stream_lock:
+            self._stream = stream
         try:
             if self._stop.is_set():
                 raise _Stopped
-            for line in self._lines(response):
-                self._handle_line(line)
-        except httpx.TransportError as exc:
+            for event in stream.events():
+                self._handle_event(event)
+        except ClusterError:
             if self._stop.is_set():
                 raise _Stopped from None
-            from workload_map.errors import ConnectionFailedError
-
-            raise ConnectionFailedError(
-                f"the watch on {self.path} broke: {exc or type(exc).__name__}", server=self.client.server
-            ) from exc
+            raise
         finally:
-            with self._response_lock:
-                self._response = None
-            with contextlib.suppress(Exception):
-                response.close()
+            with self._stream_lock:
+                self._stream = None
+            stream.close()
         if self._stop.is_set():
             raise _Stopped
 
-    @staticmethod
-    def _lines(response: httpx.Response) -> Iterator[bytes]:
-        buffer = b""
-        for chunk in response.iter_bytes():
-            buffer += chunk
-            if b"\n" not in chunk:
-                continue
-            *lines, buffer = buffer.split(b"\n")
-            yield from lines
-        if buffer.strip():
-            yield buffer
-
-    def _handle_line(self, line: bytes) -> None:
-        line = line.strip()
-        if not line:
+    def _handle_event(self, event: WatchEvent) -> None:
+        kind = event.type
+        obj = event.object
+        if not obj:
             return
-        try:
-            doc = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise ApiError(200, "InvalidResponse", f"the watch on {self.path} sent bad JSON: {exc}") from None
-        kind = doc.get("type")
-        obj = doc.get("object")
-        if not isinstance(obj, dict):
-            return
-        if kind == "ERROR":
-            code = int(obj.get("code") or 500)
-            message = str(obj.get("message") or "watch error")
-            if code == 410:
-                raise GoneError(410, str(obj.get("reason") or "Expired"), message, path=self.path)
-            raise ApiError(code, str(obj.get("reason") or ""), message, path=self.path)
         self.last_event_time = self._clock()
         rv = _rv(obj)
         if kind == "BOOKMARK":

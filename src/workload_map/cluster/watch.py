@@ -1,0 +1,125 @@
+"""An open watch (``?watch=1``) response that another thread can interrupt.
+
+:meth:`KubeClient.open_watch <workload_map.cluster.client.KubeClient.open_watch>` returns a
+:class:`WatchStream`: a context manager whose :meth:`WatchStream.events` yields the decoded
+:class:`~workload_map.cluster.client.WatchEvent` objects (BOOKMARKs included) until the server ends
+the watch, and whose :meth:`WatchStream.close` may be called from any thread: it shuts the
+connection's socket down so that a read blocked in :meth:`WatchStream.events` returns at once, and
+the iteration then simply ends (no error).
+
+Errors: an ``ERROR`` event raises the matching :class:`~workload_map.errors.ApiError` subclass
+(:class:`~workload_map.errors.GoneError` for 410); a line that is not JSON raises
+:class:`~workload_map.errors.ApiError`; a broken connection (not caused by :meth:`close`) raises
+:class:`~workload_map.errors.ConnectionFailedError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Protocol
+
+import httpx
+
+from workload_map.errors import ConnectionFailedError
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from workload_map.cluster.client import WatchEvent
+
+__all__ = ["WatchStream"]
+
+
+class _StreamingResponse(Protocol):
+    """What :class:`WatchStream` needs of a response (an ``httpx.Response`` opened with ``stream=True``)."""
+
+    @property
+    def extensions(self) -> Any: ...
+
+    def iter_bytes(self) -> Iterator[bytes]: ...
+
+    def close(self) -> None: ...
+
+
+class WatchStream:
+    """One watch response; iterate :meth:`events` once, close from any thread."""
+
+    def __init__(self, response: _StreamingResponse, *, path: str, server: str | None = None) -> None:
+        self.path = path
+        self.server = server
+        self._response = response
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` has been called (by any thread)."""
+        return self._closed
+
+    def __enter__(self) -> WatchStream:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Interrupt a blocked read and release the connection. Thread-safe and idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        sock = None
+        network_stream = None
+        with contextlib.suppress(Exception):
+            network_stream = self._response.extensions.get("network_stream")
+        if network_stream is not None:
+            with contextlib.suppress(Exception):
+                sock = network_stream.get_extra_info("socket")
+        if isinstance(sock, socket.socket):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(Exception):
+            self._response.close()
+
+    def lines(self) -> Iterator[bytes]:
+        """The raw newline-delimited lines of the response (without the newline)."""
+        from workload_map.cluster.client import _transport_reason
+
+        buffer = b""
+        try:
+            for chunk in self._response.iter_bytes():
+                if self._closed:
+                    return
+                buffer += chunk
+                if b"\n" not in chunk:
+                    continue
+                *lines, buffer = buffer.split(b"\n")
+                yield from lines
+        except (httpx.TransportError, httpx.StreamError, OSError) as exc:
+            if self._closed:
+                return  # interrupted by close(): a normal end
+            reason, _ = _transport_reason(exc)
+            raise ConnectionFailedError(
+                f"the watch on {self.path} broke: {reason}", server=self.server
+            ) from exc
+        if self._closed:
+            return
+        if buffer.strip():
+            yield buffer
+
+    def events(self) -> Iterator[WatchEvent]:
+        """Decoded events (ADDED, MODIFIED, DELETED, BOOKMARK) until the watch ends or is closed."""
+        from workload_map.cluster.client import _watch_event
+
+        for line in self.lines():
+            event = _watch_event(line, self.path)
+            if event is not None:
+                yield event
