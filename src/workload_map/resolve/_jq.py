@@ -1,49 +1,16 @@
-"""The few jq operations the write-back, pod and gang code needs, behind one small seam.
-
-:func:`compile_expr` compiles (cached) with :mod:`workload_map.expr`; :func:`getpath` and
-:func:`setpath` are plain-data path helpers that only ever raise
-:class:`~workload_map.errors.PathError` (the engine's own raise its internal error type).
+"""Plain-data jq path helpers for the write-back code: :func:`getpath` and :func:`setpath` only
+ever raise :class:`~workload_map.errors.PathError` (the engine's own raise its internal error
+type). Expressions are compiled once per definition (:mod:`workload_map.resolve.compiled`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 
-from workload_map.errors import (
-    ExpressionError,
-    PathError,
-)
+from workload_map.errors import PathError
 
 Path = tuple[Any, ...]
-
-
-class CompiledExpr(Protocol):
-    """The part of the engine's compiled expression these modules use."""
-
-    @property
-    def is_assignable(self) -> bool: ...
-
-    def all(self, data: Any) -> list[Any]: ...
-
-    def first(self, data: Any) -> Any: ...
-
-    def paths(self, data: Any) -> list[Path]: ...
-
-    def assign(self, data: Any, value: Any) -> Any: ...
-
-    def set_each(self, data: Any, values: Sequence[Any]) -> Any: ...
-
-
-@lru_cache(maxsize=2048)
-def compile_expr(source: str) -> CompiledExpr:
-    """Compile (and cache) a jq expression with :mod:`workload_map.expr`. Raises
-    :class:`~workload_map.errors.ExpressionError` subclasses."""
-    from workload_map.expr import compile_expression
-
-    compiled: CompiledExpr = compile_expression(source)
-    return compiled
 
 
 # --- plain path helpers (Python data, never mutating the input) ------------------------------
@@ -116,4 +83,4 @@ def _path_text(path: Sequence[Any]) -> str:
     return "".join(f"[{p!r}]" for p in path)
 
 
-__all__ = ["CompiledExpr", "ExpressionError", "Path", "compile_expr", "getpath", "setpath"]
+__all__ = ["Path", "getpath", "setpath"]

@@ -8,7 +8,10 @@
   not ``""``; stringified with Go's default formatting;
 * filters: each yields exactly one result, and it is boolean ``true``.
 
-Failures raise :class:`PodQueryError` (a :class:`~workload_map.errors.ResolveError`).
+The queries take the compiled forms from :mod:`workload_map.resolve.compiled` (a component's
+:class:`~workload_map.resolve.compiled.CompiledPodSelector`, a gang member's compiled paths), so
+no pod-side expression is parsed here. Failures raise :class:`PodQueryError` (a
+:class:`~workload_map.errors.ResolveError`).
 """
 
 from __future__ import annotations
@@ -17,8 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from workload_map.errors import ExpressionError, ResolveError
-from workload_map.model.definition import ComponentDefinition
-from workload_map.resolve._jq import compile_expr
+from workload_map.resolve.compiled import CompiledComponent, CompiledExpression
 
 
 class PodQueryError(ResolveError):
@@ -82,36 +84,38 @@ def _go_float(f: float) -> str:
     return f"{sign}{digits[:dp]}.{digits[dp:]}"
 
 
-def _all(source: str, pod: Mapping[str, Any]) -> list[Any]:
+def _all(expr: CompiledExpression, pod: Mapping[str, Any]) -> list[Any]:
     try:
-        return compile_expr(source).all(pod)
+        return expr.expr.all(pod)
     except ExpressionError as exc:
-        raise PodQueryError(f"failed to evaluate {source!r} on pod {pod_name(pod)}: {exc.message}") from exc
+        raise PodQueryError(
+            f"failed to evaluate {expr.source!r} on pod {pod_name(pod)}: {exc.message}"
+        ) from exc
 
 
-def has_type_selector(comp: ComponentDefinition) -> bool:
-    sel = comp.pod_selector.component_type_selector if comp.pod_selector else None
-    return sel is not None and bool(sel.key_path or sel.match_labels)
+def has_type_selector(comp: CompiledComponent) -> bool:
+    sel = comp.pod_selector
+    return sel is not None and (sel.type_key is not None or bool(sel.match_labels))
 
 
-def matches_component_type(comp: ComponentDefinition, pod: Mapping[str, Any]) -> bool:
-    sel = comp.pod_selector.component_type_selector if comp.pod_selector else None
-    if sel is None or not (sel.key_path or sel.match_labels):
+def matches_component_type(comp: CompiledComponent, pod: Mapping[str, Any]) -> bool:
+    sel = comp.pod_selector
+    if sel is None or not (sel.type_key is not None or sel.match_labels):
         return False
     labels = pod_labels(pod)
     for key, value in (sel.match_labels or {}).items():
         if labels.get(key) != value:
             return False
-    if not sel.key_path:
+    if sel.type_key is None:
         return True
-    results = _all(sel.key_path, pod)
-    if sel.value is None:
+    results = _all(sel.type_key, pod)
+    if sel.type_value is None:
         return any(r is not None for r in results)
-    return any(isinstance(r, str) and r == sel.value for r in results)
+    return any(isinstance(r, str) and r == sel.type_value for r in results)
 
 
-def single_value(source: str, pod: Mapping[str, Any]) -> str:
-    results = _all(source, pod)
+def single_value(expr: CompiledExpression, pod: Mapping[str, Any]) -> str:
+    results = _all(expr, pod)
     if len(results) != 1:
         raise PodQueryError(f"expected single query result, got {len(results)}")
     value = results[0]
@@ -120,30 +124,30 @@ def single_value(source: str, pod: Mapping[str, Any]) -> str:
     return go_string(value)
 
 
-def passes_filters(filters: Iterable[str], pod: Mapping[str, Any]) -> bool:
-    for source in filters:
-        results = _all(source, pod)
+def passes_filters(filters: Iterable[CompiledExpression], pod: Mapping[str, Any]) -> bool:
+    for expr in filters:
+        results = _all(expr, pod)
         if len(results) != 1 or results[0] is not True:
             return False
     return True
 
 
-def matching_instance_id(comp: ComponentDefinition, pod: Mapping[str, Any], ids: tuple[str, ...]) -> str:
+def matching_instance_id(comp: CompiledComponent, pod: Mapping[str, Any], ids: tuple[str, ...]) -> str:
     """The pod's instance id among ``ids`` (spec 3.5)."""
-    sel = comp.pod_selector.component_instance_selector if comp.pod_selector else None
+    sel = comp.pod_selector.instance_id if comp.pod_selector else None
     if sel is None:
         if ids == ("",):
             return ""
         raise PodQueryError(
             f"component {comp.name!r} has instances {list(ids)} but no componentInstanceSelector"
         )
-    value = single_value(sel.id_path, pod)
+    value = single_value(sel, pod)
     if value not in ids:
         existing = "[" + " ".join(ids) + "]"
         raise PodQueryError(f'could not match instance id "{value}". existing instance ids {existing}')
     return value
 
 
-def group_keys_of(paths: Iterable[str], pod: Mapping[str, Any]) -> tuple[str, ...]:
+def group_keys_of(paths: Iterable[CompiledExpression], pod: Mapping[str, Any]) -> tuple[str, ...]:
     """One non-empty single value per path (``groupByKeyPaths``)."""
     return tuple(single_value(p, pod) for p in paths)

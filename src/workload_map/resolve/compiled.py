@@ -150,9 +150,19 @@ class CompiledComponent:
 
 @dataclass(frozen=True)
 class CompiledGangMember:
+    """A ``podGroups`` member with its pod-side paths (group keys, filters) compiled."""
+
     component_name: str
     group_by: tuple[CompiledExpression, ...] | None
     filters: tuple[CompiledExpression, ...] | None
+
+
+@dataclass(frozen=True)
+class CompiledPodGroup:
+    """One ``podGroups`` entry (alpha format) with its members compiled."""
+
+    name: str
+    members: tuple[CompiledGangMember, ...]
 
 
 @dataclass(frozen=True)
@@ -167,6 +177,8 @@ class CompiledDefinition:
     gang_members: Mapping[str, tuple[CompiledGangMember, ...]] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    # The same groups in declaration order (names may repeat; the validator only warns).
+    pod_groups: tuple[CompiledPodGroup, ...] = ()
 
     @property
     def root(self) -> CompiledComponent:
@@ -405,6 +417,7 @@ class _Compiler:
             (c.name, self.component(c, i, tuple(children[c.name]))) for i, c in enumerate(defs)
         )
         gang: dict[str, tuple[CompiledGangMember, ...]] = {}
+        pod_groups: list[CompiledPodGroup] = []
         gs = karta.spec.optimization_instructions.gang_scheduling
         for group in (gs.pod_groups or ()) if gs else ():
             members: list[CompiledGangMember] = []
@@ -427,12 +440,14 @@ class _Compiler:
                     )
                 )
             gang[group.name] = tuple(members)
+            pod_groups.append(CompiledPodGroup(group.name, tuple(members)))
         return CompiledDefinition(
             karta=karta,
             name=karta.name,
             components=MappingProxyType(compiled),
             root_name=root.name,
             gang_members=MappingProxyType(gang),
+            pod_groups=tuple(pod_groups),
         )
 
 

@@ -23,12 +23,12 @@ subdomain is an error. Only :class:`~workload_map.errors.WorkloadMapError` subcl
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
 
-from workload_map.errors import ResolveError
+from workload_map.errors import ExpressionError, ResolveError
 from workload_map.model.definition import PodGroupMember, Topology
 from workload_map.resolve._podquery import (
     PodQueryError,
@@ -38,7 +38,14 @@ from workload_map.resolve._podquery import (
     passes_filters,
     pod_name,
 )
-from workload_map.resolve.compiled import CompiledDefinition, Definition, as_compiled
+from workload_map.resolve._support import compile_jq
+from workload_map.resolve.compiled import (
+    CompiledDefinition,
+    CompiledExpression,
+    CompiledGangMember,
+    Definition,
+    as_compiled,
+)
 from workload_map.resolve.extract import instance_ids, scales_by_id
 from workload_map.resolve.resources import EMPTY_TOTALS, ResourceTotals, sum_totals
 
@@ -58,10 +65,12 @@ class GangError(ResolveError):
 
 @dataclass(frozen=True)
 class Candidate:
-    """A pod-group membership a component can take: the group and the member entry."""
+    """A pod-group membership a component can take: the group, the member entry and its
+    compiled pod-side paths."""
 
     pod_group: str
     member: PodGroupMember
+    compiled: CompiledGangMember
 
 
 @dataclass(frozen=True)
@@ -87,15 +96,20 @@ class StructureSummary:
         has_scale = any(c.definition.scale_definition is not None for c in cd.components.values())
         gs = cd.karta.spec.optimization_instructions.gang_scheduling
         groups = (gs.pod_groups or ()) if gs is not None else ()
+        # cd.pod_groups holds the same groups and members, in the same order, compiled.
+        compiled_members = [
+            tuple(zip(g.members, cg.members, strict=True))
+            for g, cg in zip(groups, cd.pod_groups, strict=True)
+        ]
         candidates: dict[str, tuple[Candidate, ...]] = {}
         for name in cd.components:
             found: list[Candidate] = []
             level: str | None = name
             while level is not None:
-                for group in groups:
-                    for member in group.members:
+                for group, members in zip(groups, compiled_members, strict=True):
+                    for member, compiled in members:
                         if member.component_name == level:
-                            found.append(Candidate(group.name, member))
+                            found.append(Candidate(group.name, member, compiled))
                 level = parents[level]
             candidates[name] = tuple(found)
         return cls(
@@ -135,18 +149,20 @@ def infer_pod_component(pod: Mapping[str, Any], definition: Definition | Structu
 
 def _matches(s: StructureSummary, component: str, pod: Mapping[str, Any]) -> bool:
     try:
-        return matches_component_type(s.definition.component(component).definition, pod)
+        return matches_component_type(s.definition.component(component), pod)
     except PodQueryError as exc:
         raise GangError(f"pod {pod_name(pod)}: component {component!r} type selector: {exc}") from exc
 
 
 @dataclass(frozen=True)
 class EffectiveMember:
-    """The member a pod is grouped by: its component, the pod group and the member entry."""
+    """The member a pod is grouped by: its component, the pod group, the member entry and its
+    compiled pod-side paths."""
 
     component: str
     pod_group: str
     member: PodGroupMember
+    compiled: CompiledGangMember
 
 
 def effective_member(
@@ -155,7 +171,7 @@ def effective_member(
     """The first candidate without filters or whose filters all pass on the pod."""
     s = _summary(definition)
     for cand in s.candidates.get(component, ()):
-        filters = cand.member.filters or ()
+        filters = cand.compiled.filters or ()
         try:
             ok = not filters or passes_filters(filters, pod)
         except PodQueryError as exc:
@@ -163,7 +179,7 @@ def effective_member(
                 f"pod {pod_name(pod)}: filters of member {cand.member.component_name!r}: {exc}"
             ) from exc
         if ok:
-            return EffectiveMember(cand.member.component_name, cand.pod_group, cand.member)
+            return EffectiveMember(cand.member.component_name, cand.pod_group, cand.member, cand.compiled)
     raise GangError(f"no pod group member matches pod {pod_name(pod)} (component {component!r})")
 
 
@@ -174,17 +190,27 @@ def infer_pod_instance(
     s = _summary(definition)
     ids = instance_ids(s.definition.component(component), s.definition.name, obj)
     try:
-        return matching_instance_id(s.definition.component(component).definition, pod, ids)
+        return matching_instance_id(s.definition.component(component), pod, ids)
     except PodQueryError as exc:
         raise GangError(f"pod {pod_name(pod)}: component {component!r}: {exc}") from exc
 
 
-def group_keys(pod: Mapping[str, Any], paths: tuple[str, ...] | None) -> tuple[str, ...]:
-    """One non-empty value per ``groupByKeyPaths`` entry, Go-formatted."""
+def group_keys(pod: Mapping[str, Any], paths: Sequence[str | CompiledExpression] | None) -> tuple[str, ...]:
+    """One non-empty value per ``groupByKeyPaths`` entry, Go-formatted. Paths are compiled
+    expressions (a compiled definition's gang members) or jq source text."""
     try:
-        return group_keys_of(paths or (), pod)
+        compiled = tuple(p if isinstance(p, CompiledExpression) else _compiled_key(p) for p in paths or ())
+        return group_keys_of(compiled, pod)
     except PodQueryError as exc:
         raise GangError(f"pod {pod_name(pod)}: group key: {exc}") from exc
+
+
+def _compiled_key(source: str) -> CompiledExpression:
+    try:
+        expr = compile_jq(source)
+    except ExpressionError as exc:
+        raise GangError(f"group key path {source!r}: {exc.message}") from exc
+    return CompiledExpression("groupByKeyPaths", source, expr, "groupByKeyPaths")
 
 
 def _unit(replicas: int | None, min_replicas: int | None) -> int:
@@ -479,7 +505,7 @@ def _alpha(s: StructureSummary, top_owner: Mapping[str, Any], pod: Mapping[str, 
     instance: str | None = None
     if eff.component == component:
         instance = infer_pod_instance(pod, component, top_owner, s)
-    keys = group_keys(pod, eff.member.group_by_key_paths)
+    keys = group_keys(pod, eff.compiled.group_by)
     name = _checked_name("-".join(("pg", _meta(top_owner, "uid"), *keys)))
     return PodGroupPlan(
         name=name,

@@ -36,7 +36,7 @@ from workload_map.resolve._podquery import (
     pod_name,
     single_value,
 )
-from workload_map.resolve.compiled import CompiledDefinition, Definition, as_compiled
+from workload_map.resolve.compiled import CompiledDefinition, CompiledExpression, Definition, as_compiled
 from workload_map.resolve.extract import scales_by_id
 from workload_map.resolve.resources import EMPTY_TOTALS, ResourceTotals, pod_spec_totals, sum_totals
 
@@ -293,25 +293,25 @@ def _pod_resources(pod: Mapping[str, Any]) -> ResourceTotals:
 # --- attribution -----------------------------------------------------------------------------------
 
 
-def _replica_source(cd: CompiledDefinition, component: str) -> tuple[str, str] | None:
+def _replica_source(cd: CompiledDefinition, component: str) -> tuple[str, CompiledExpression] | None:
     """``(component, keyPath)`` of the nearest ``replicaSelector`` (own, else an ancestor's)."""
     for comp in (cd.component(component), *cd.ancestors_of(component)):
-        ps = comp.definition.pod_selector
-        if ps is not None and ps.replica_selector is not None:
-            return comp.name, ps.replica_selector.key_path
+        ps = comp.pod_selector
+        if ps is not None and ps.replica_key is not None:
+            return comp.name, ps.replica_key
     return None
 
 
 def _claim(cd: CompiledDefinition, pod_bearing: list[str], pod: Mapping[str, Any]) -> str:
     for name in pod_bearing:
-        comp = cd.component(name).definition
+        comp = cd.component(name)
         if has_type_selector(comp):
             try:
                 if matches_component_type(comp, pod):
                     return name
             except PodQueryError as exc:
                 raise PodQueryError(f"component {name!r} type selector: {exc}") from exc
-    if len(pod_bearing) == 1 and not has_type_selector(cd.component(pod_bearing[0]).definition):
+    if len(pod_bearing) == 1 and not has_type_selector(cd.component(pod_bearing[0])):
         return pod_bearing[0]
     raise PodQueryError("no component's type selector matches the pod")
 
@@ -354,7 +354,7 @@ def attribute_pods(
         try:
             component = _claim(cd, pod_bearing, pod)
             ids = tuple(per_instance_scale[component])
-            instance = matching_instance_id(cd.component(component).definition, pod, ids)
+            instance = matching_instance_id(cd.component(component), pod, ids)
             replica_src = _replica_source(cd, component)
             replica = single_value(replica_src[1], pod) if replica_src else None
         except PodQueryError as exc:
