@@ -2,8 +2,8 @@
 
 workload_map side: 2,000 realistic ~20 KB JobSets (``bench/fixtures.py``, the generator shared
 with ``bench_expr.py``) as JSON text, each
-resolved with one compiled JobSet definition: JSON parse, instances, pod templates, scale,
-status matching and Kubernetes resource totals.
+resolved with the bundled catalog's JobSet definition, compiled once: JSON parse, instances, pod
+templates, scale, status matching and Kubernetes resource totals.
 
 gojq side: every jq expression of the same definition that runs on the workload object,
 combined into one program ``{e0: [<expr0>], e1: [<expr1>], ...}`` and run by ``gojq -c`` over
@@ -30,59 +30,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import yaml
-
 from fixtures import jsonl_lines
 from workload_map import compile_definition, resolve
+from workload_map.catalog.registry import DATA_DIR, Catalog
 from workload_map.model.definition import Karta
 from workload_map.resolve import CompiledDefinition
 
-# The JobSet definition (facts of upstream-spec 4.2, null-safe replicas).
-JOBSET_KARTA = """
-metadata: {name: jobset-x-k8s-io-jobset-v1alpha2}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: jobset
-      kind: {group: jobset.x-k8s.io, version: v1alpha2, kind: JobSet}
-      statusDefinition:
-        conditionsDefinition: {path: .status.conditions, typeFieldName: type, statusFieldName: status}
-        statusMappings:
-          initializing:
-          - byExpression:
-              expression: >-
-                (.status.replicatedJobsStatus // []) | any(.[]; (.active // 0) > 0 and (.ready // 0) == 0)
-                and all(.[]; (.failed // 0) == 0)
-              expectedResult: "true"
-          running:
-          - byExpression:
-              expression: >-
-                (.status.replicatedJobsStatus // []) | any(.[]; (.active // 0) > 0 or (.ready // 0) > 0)
-                and all(.[]; (.failed // 0) == 0)
-              expectedResult: "true"
-          completed: [{byConditions: [{type: Completed, status: "True"}]}]
-          failed: [{byConditions: [{type: Failed, status: "True"}]}]
-          suspended: [{byConditions: [{type: Suspended, status: "True"}]}]
-      suspendDefinition:
-        suspendActions: [{path: .spec.suspend, value: "true"}]
-        resumeActions: [{path: .spec.suspend, value: "false"}]
-    childComponents:
-    - name: replicatedjob
-      kind: {group: batch, version: v1, kind: Job}
-      ownerRef: jobset
-      instanceIdPath: .spec.replicatedJobs[].name
-      specDefinition:
-        podTemplateSpecPath: .spec.replicatedJobs[].template.spec.template
-      scaleDefinition:
-        replicasPath: .spec.replicatedJobs[] | (.replicas // 1) * (.template.spec.parallelism // 1)
-      podSelector:
-        componentInstanceSelector:
-          idPath: .metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]
-"""
+JOBSET = "jobset-x-k8s-io-jobset-v1alpha2"
 
 
 def load_definition() -> Karta:
-    return Karta.model_validate(yaml.safe_load(JOBSET_KARTA))
+    """The bundled catalog's JobSet definition (not ``WMAP_CATALOG_DIR``'s)."""
+    karta = Catalog(DATA_DIR).by_name(JOBSET)
+    if karta is None:
+        raise SystemExit(f"catalog has no {JOBSET} definition")
+    return karta
 
 
 def gojq_program(compiled: CompiledDefinition) -> str:
