@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.resolve.builders import definition, jobset_definition, kind, lws_definition
 from workload_map.errors import WorkloadMapError
 from workload_map.model.definition import Karta
 from workload_map.resolve.gangs import (
@@ -24,19 +25,6 @@ from workload_map.resolve.gangs import (
 )
 
 UID = "0f3c2b9e-5a1d-4c8e-9b7a-2d4e6f8a1c3b"
-
-
-def karta(
-    name: str, root: dict[str, Any], *children: dict[str, Any], gang: dict[str, Any] | None = None
-) -> Karta:
-    spec: dict[str, Any] = {"structureDefinition": {"rootComponent": root, "childComponents": list(children)}}
-    if gang is not None:
-        spec["optimizationInstructions"] = {"gangScheduling": gang}
-    return Karta.model_validate({"metadata": {"name": name}, "spec": spec})
-
-
-def kind(group: str, version: str, k: str) -> dict[str, str]:
-    return {"group": group, "version": version, "kind": k}
 
 
 def pod(
@@ -63,7 +51,7 @@ def owner(api_version: str, k: str, name: str, spec: dict[str, Any]) -> dict[str
 
 
 def pyflow(gang: dict[str, Any] | None) -> Karta:
-    return karta(
+    return definition(
         "pyflow",
         {"name": "pyflow", "kind": kind("example.com", "v1", "PyFlow")},
         {
@@ -214,7 +202,7 @@ def test_no_gang_instructions_is_the_default_grouper() -> None:
 
 
 def test_v2_subgroup_without_scale_is_an_error() -> None:
-    d = karta(
+    d = definition(
         "x",
         {"name": "root", "kind": kind("e.com", "v1", "X")},
         {"name": "a", "ownerRef": "root", "specDefinition": {"podTemplateSpecPath": ".spec.a"}},
@@ -250,7 +238,7 @@ def test_e2e_customjob(n: int, m: int) -> None:
         }
         for role in ("coordinator", "worker")
     ]
-    d = karta(
+    d = definition(
         "customjob",
         {"name": "customjob", "kind": kind("e2e.example.com", "v1", "CustomJob")},
         *comps,
@@ -279,24 +267,9 @@ def test_e2e_customjob(n: int, m: int) -> None:
 
 
 def jobset_def(member: str, key: str) -> Karta:
-    return karta(
+    return jobset_definition(
         "jobset-x-k8s-io-jobset-v1alpha2",
-        {"name": "jobset", "kind": kind("jobset.x-k8s.io", "v1alpha2", "JobSet")},
-        {
-            "name": "replicatedjob",
-            "ownerRef": "jobset",
-            "kind": kind("batch", "v1", "Job"),
-            "instanceIdPath": ".spec.replicatedJobs[].name",
-            "specDefinition": {"podTemplateSpecPath": ".spec.replicatedJobs[].template.spec.template"},
-            "scaleDefinition": {
-                "replicasPath": ".spec.replicatedJobs[] | .replicas * .template.spec.parallelism"
-            },
-            "podSelector": {
-                "componentInstanceSelector": {
-                    "idPath": '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]'
-                }
-            },
-        },
+        job_kind=True,
         gang={
             "podGroups": [{"name": "job", "members": [{"componentName": member, "groupByKeyPaths": [key]}]}]
         },
@@ -334,48 +307,9 @@ def lws_def(per_group: bool, gang: dict[str, Any] | None = None) -> Karta:
     """``per_group``: counts are per LWS group (leader 1, workers size-1), which gives KAI's
     native size. Otherwise the catalog's shape (group scale = replicas, leader = replicas, workers =
     replicas x (size-1))."""
-    lws = ".spec.leaderWorkerTemplate"
-    group_scale = None if per_group else {"replicasPath": ".spec.replicas // 1"}
-    leader_scale = "1" if per_group else ".spec.replicas // 1"
-    worker_scale = (
-        f"({lws}.size // 1) - 1" if per_group else f"(.spec.replicas // 1) * (({lws}.size // 1) - 1)"
-    )
-    group: dict[str, Any] = {
-        "name": "group",
-        "ownerRef": "leaderworkerset",
-        "podSelector": {
-            "replicaSelector": {"keyPath": '.metadata.labels["leaderworkerset.sigs.k8s.io/group-index"]'}
-        },
-    }
-    if group_scale:
-        group["scaleDefinition"] = group_scale
-    return karta(
+    return lws_definition(
         "leaderworkerset-x-k8s-io-leaderworkerset-v1",
-        {"name": "leaderworkerset", "kind": kind("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet")},
-        group,
-        {
-            "name": "leader",
-            "ownerRef": "group",
-            "specDefinition": {"podTemplateSpecPath": f"{lws}.leaderTemplate"},
-            "scaleDefinition": {"replicasPath": leader_scale},
-            "podSelector": {
-                "componentTypeSelector": {
-                    "keyPath": '.metadata.labels["leaderworkerset.sigs.k8s.io/worker-index"]',
-                    "value": "0",
-                }
-            },
-        },
-        {
-            "name": "worker",
-            "ownerRef": "group",
-            "specDefinition": {"podTemplateSpecPath": f"{lws}.workerTemplate"},
-            "scaleDefinition": {"replicasPath": worker_scale},
-            "podSelector": {
-                "componentTypeSelector": {
-                    "keyPath": '.metadata.annotations["leaderworkerset.sigs.k8s.io/leader-name"]'
-                }
-            },
-        },
+        per_group=per_group,
         gang=gang
         or {
             "podGroups": [
@@ -420,7 +354,7 @@ def lws_pod(group: int, worker: int) -> dict[str, Any]:
 def ray_def(hosts: bool) -> Karta:
     wg = ".spec.workerGroupSpecs[]"
     factor = " * (.numOfHosts // 1)" if hosts else ""
-    return karta(
+    return definition(
         "ray-io-raycluster-v1",
         {"name": "raycluster", "kind": kind("ray.io", "v1", "RayCluster")},
         {
@@ -513,7 +447,7 @@ def kubeflow_def(
         }
         for comp, role in roles.items()
     ]
-    return karta(
+    return definition(
         name,
         {"name": root, "kind": kind(group, version, k)},
         *comps,
@@ -553,7 +487,7 @@ PT_LABEL = "training.kubeflow.org/replica-type"
 
 def knative_def() -> Karta:
     ann = '.spec.template.metadata.annotations["autoscaling.knative.dev/min-scale"]'
-    return karta(
+    return definition(
         "serving-knative-dev-service-v1",
         {"name": "service", "kind": kind("serving.knative.dev", "v1", "Service")},
         {
@@ -585,7 +519,7 @@ def knative_obj(min_scale: str | None) -> dict[str, Any]:
 
 
 def isvc_def() -> Karta:
-    return karta(
+    return definition(
         "serving-kserve-io-inferenceservice-v1beta1",
         {"name": "inferenceservice", "kind": kind("serving.kserve.io", "v1beta1", "InferenceService")},
         {
@@ -628,7 +562,7 @@ def isvc_def() -> Karta:
 
 def grove_def() -> Karta:
     cl = ".spec.template.cliques[]"
-    return karta(
+    return definition(
         "grove-io-podcliqueset-v1alpha1",
         {"name": "podcliqueset", "kind": kind("grove.io", "v1alpha1", "PodCliqueSet")},
         {
@@ -667,7 +601,7 @@ def grove_def() -> Karta:
 
 
 def batch_job_def() -> Karta:
-    return karta(
+    return definition(
         "batch-job-v1",
         {
             "name": "job",
@@ -692,7 +626,7 @@ def batch_job_def() -> Karta:
 
 
 def deployment_def() -> Karta:
-    return karta(
+    return definition(
         "apps-deployment-v1",
         {
             "name": "deployment",
@@ -1061,7 +995,7 @@ def test_subtree_scale_rules() -> None:
     assert subtree_scale(r, ray_obj(), "worker", "small") == 2
     assert subtree_scale(r, ray_obj(), "worker", "large") == 1
     # no scale anywhere: count leaves (instances of multi-instance leaves)
-    noscale = karta(
+    noscale = definition(
         "n",
         {"name": "root", "kind": kind("e.com", "v1", "X")},
         {"name": "a", "ownerRef": "root", "specDefinition": {"podTemplateSpecPath": ".spec.a"}},

@@ -5,17 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from workload_map.model.definition import Karta
+from tests.resolve.builders import RJ_LABEL, definition, jobset_definition, lws_definition
 from workload_map.resolve.placement import placement_needs
-
-
-def karta(
-    name: str, root: dict[str, Any], *children: dict[str, Any], gang: dict[str, Any] | None = None
-) -> Karta:
-    spec: dict[str, Any] = {"structureDefinition": {"rootComponent": root, "childComponents": list(children)}}
-    if gang:
-        spec["optimizationInstructions"] = {"gangScheduling": gang}
-    return Karta.model_validate({"metadata": {"name": name}, "spec": spec})
 
 
 def container(cpu: str, mem: str, gpu: int = 0, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -28,32 +19,13 @@ def pod_spec(*containers: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"containers": list(containers), **extra}
 
 
-JOBSET = karta(
-    "jobset",
-    {"name": "jobset", "kind": {"group": "jobset.x-k8s.io", "version": "v1alpha2", "kind": "JobSet"}},
-    {
-        "name": "replicatedjob",
-        "ownerRef": "jobset",
-        "instanceIdPath": ".spec.replicatedJobs[].name",
-        "specDefinition": {"podTemplateSpecPath": ".spec.replicatedJobs[].template.spec.template"},
-        "scaleDefinition": {
-            "replicasPath": ".spec.replicatedJobs[] | .replicas * .template.spec.parallelism"
-        },
-        "podSelector": {
-            "componentInstanceSelector": {
-                "idPath": '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]'
-            }
-        },
-    },
+JOBSET = jobset_definition(
     gang={
         "podGroups": [
             {
                 "name": "job",
                 "members": [
-                    {
-                        "componentName": "replicatedjob",
-                        "groupByKeyPaths": ['.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]'],
-                    }
+                    {"componentName": "replicatedjob", "groupByKeyPaths": [f'.metadata.labels["{RJ_LABEL}"]']}
                 ],
             }
         ]
@@ -112,7 +84,7 @@ def test_jobset() -> None:
     json.dumps(needs.to_dict())
 
 
-PYTORCH = karta(
+PYTORCH = definition(
     "pytorch",
     {"name": "pytorchjob", "kind": {"group": "kubeflow.org", "version": "v1", "kind": "PyTorchJob"}},
     {
@@ -192,33 +164,9 @@ def test_pytorchjob_elastic_with_init_and_sidecar() -> None:
 
 
 def test_lws_per_group_gangs() -> None:
-    lws = ".spec.leaderWorkerTemplate"
-    d = karta(
+    d = lws_definition(
         "lws",
-        {
-            "name": "leaderworkerset",
-            "kind": {"group": "leaderworkerset.x-k8s.io", "version": "v1", "kind": "LeaderWorkerSet"},
-        },
-        {
-            "name": "group",
-            "ownerRef": "leaderworkerset",
-            "scaleDefinition": {"replicasPath": ".spec.replicas // 1"},
-            "podSelector": {
-                "replicaSelector": {"keyPath": '.metadata.labels["leaderworkerset.sigs.k8s.io/group-index"]'}
-            },
-        },
-        {
-            "name": "leader",
-            "ownerRef": "group",
-            "specDefinition": {"podTemplateSpecPath": f"{lws}.leaderTemplate"},
-            "scaleDefinition": {"replicasPath": ".spec.replicas // 1"},
-        },
-        {
-            "name": "worker",
-            "ownerRef": "group",
-            "specDefinition": {"podTemplateSpecPath": f"{lws}.workerTemplate"},
-            "scaleDefinition": {"replicasPath": f"(.spec.replicas // 1) * (({lws}.size // 1) - 1)"},
-        },
+        selectors=False,
         gang={"podGroups": [{"name": "group", "members": [{"componentName": "group"}]}]},
     )
     obj = {
@@ -241,7 +189,7 @@ def test_lws_per_group_gangs() -> None:
     assert gang.min_resources.cpu_millis == 1000 + 3 * 8000
 
 
-RAY = karta(
+RAY = definition(
     "ray",
     {"name": "raycluster", "kind": {"group": "ray.io", "version": "v1", "kind": "RayCluster"}},
     {
@@ -304,7 +252,7 @@ def test_raycluster_v2_gang_with_subgroups() -> None:
 
 
 def test_fragmented_affinity_only() -> None:
-    d = karta(
+    d = definition(
         "nim",
         {
             "name": "nimservice",

@@ -8,20 +8,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.resolve.builders import definition, jobset_definition, lws_definition
 from workload_map.errors import WorkloadMapError
-from workload_map.model.definition import Karta
 from workload_map.resolve.pods import OwnerResolver, attribute_pods, belongs_to, pod_status
 
 UID = "uid-root"
-
-
-def karta(name: str, root: dict[str, Any], *children: dict[str, Any]) -> Karta:
-    return Karta.model_validate(
-        {
-            "metadata": {"name": name},
-            "spec": {"structureDefinition": {"rootComponent": root, "childComponents": list(children)}},
-        }
-    )
 
 
 def pod(
@@ -60,7 +51,7 @@ def pod(
     }
 
 
-PYTORCH = karta(
+PYTORCH = definition(
     "pytorch",
     {"name": "pytorchjob", "kind": {"group": "kubeflow.org", "version": "v1", "kind": "PyTorchJob"}},
     *[
@@ -154,7 +145,7 @@ def test_ownership_through_controllers_with_cache() -> None:
 
     via_rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc", "uid": "rs-uid"}
     orphan_rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "gone", "uid": "x"}
-    d = karta(
+    d = definition(
         "deploy",
         {
             "name": "deployment",
@@ -212,24 +203,7 @@ def test_owner_depth_limit_and_failing_lookup() -> None:
     assert not OwnerResolver(boom).owned_by(start, "u5")
 
 
-JOBSET = karta(
-    "jobset",
-    {"name": "jobset", "kind": {"group": "jobset.x-k8s.io", "version": "v1alpha2", "kind": "JobSet"}},
-    {
-        "name": "replicatedjob",
-        "ownerRef": "jobset",
-        "instanceIdPath": ".spec.replicatedJobs[].name",
-        "specDefinition": {"podTemplateSpecPath": ".spec.replicatedJobs[].template.spec.template"},
-        "scaleDefinition": {
-            "replicasPath": ".spec.replicatedJobs[] | .replicas * .template.spec.parallelism"
-        },
-        "podSelector": {
-            "componentInstanceSelector": {
-                "idPath": '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]'
-            }
-        },
-    },
-)
+JOBSET = jobset_definition()
 JS_OBJ = {
     "metadata": {"name": "js", "uid": UID},
     "spec": {
@@ -263,45 +237,7 @@ def test_instances_and_missing_label_goes_to_unattributed() -> None:
 
 
 def test_replica_key_inherited_from_grouping_component() -> None:
-    lws = karta(
-        "lws",
-        {
-            "name": "leaderworkerset",
-            "kind": {"group": "leaderworkerset.x-k8s.io", "version": "v1", "kind": "LeaderWorkerSet"},
-        },
-        {
-            "name": "group",
-            "ownerRef": "leaderworkerset",
-            "podSelector": {
-                "replicaSelector": {"keyPath": '.metadata.labels["leaderworkerset.sigs.k8s.io/group-index"]'}
-            },
-        },
-        {
-            "name": "leader",
-            "ownerRef": "group",
-            "specDefinition": {"podTemplateSpecPath": ".spec.leaderWorkerTemplate.leaderTemplate"},
-            "scaleDefinition": {"replicasPath": ".spec.replicas // 1"},
-            "podSelector": {
-                "componentTypeSelector": {
-                    "keyPath": '.metadata.labels["leaderworkerset.sigs.k8s.io/worker-index"]',
-                    "value": "0",
-                }
-            },
-        },
-        {
-            "name": "worker",
-            "ownerRef": "group",
-            "specDefinition": {"podTemplateSpecPath": ".spec.leaderWorkerTemplate.workerTemplate"},
-            "scaleDefinition": {
-                "replicasPath": "(.spec.replicas // 1) * ((.spec.leaderWorkerTemplate.size // 1) - 1)"
-            },
-            "podSelector": {
-                "componentTypeSelector": {
-                    "keyPath": '.metadata.annotations["leaderworkerset.sigs.k8s.io/leader-name"]'
-                }
-            },
-        },
-    )
+    lws = lws_definition("lws", group_scale=False)
     obj = {
         "metadata": {"name": "l", "uid": UID},
         "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 3}},
@@ -323,7 +259,7 @@ def test_replica_key_inherited_from_grouping_component() -> None:
 
 
 def test_only_pod_bearing_component_without_selector_claims_all() -> None:
-    job = karta(
+    job = definition(
         "job",
         {
             "name": "job",
