@@ -39,17 +39,6 @@ ALL_FORMATS = ("table", "wide", "json", "yaml")
 CONFIG_ENVS = ("WMAP_CONFIG", "KARTA_CONFIG")
 OUTPUT_ENVS = ("WMAP_OUTPUT", "KARTA_OUTPUT")
 DEFAULT_CONFIGS = ("~/.config/wmap/config.yaml", "~/.karta/config.yaml")
-PHASES = (
-    "Undefined",
-    "Resuming",
-    "Suspending",
-    "Suspended",
-    "Running",
-    "Failed",
-    "Completed",
-    "Initializing",
-    "Degraded",
-)
 
 NO_DEFINITIONS = "no Karta definitions available (catalog empty and no cluster definitions)"
 

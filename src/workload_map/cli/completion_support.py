@@ -44,7 +44,7 @@ def _session(ctx: click.Context) -> Any:
 
 
 def complete_phase(_ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[str]:
-    from workload_map.cli.common import PHASES
+    from workload_map.views.filters import PHASES
 
     head, _, last = incomplete.rpartition(",")
     prefix = head + "," if head else ""

@@ -1,26 +1,34 @@
-"""Shared pieces of the live commands: reading manifests, pod ownership indexes, errors."""
+"""Shared pieces of the live commands: reading manifests, definition lookup for a manifest, errors.
+Owner references and pod indexes come from :mod:`workload_map.live` (shared with the server)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from workload_map.cli import exit_codes
 from workload_map.cli.errors import CommandError, NoDefinitionError
+from workload_map.live import (
+    MAX_OWNER_DEPTH,
+    controller_ref,
+    index_pods_by_workload,
+    split_api_version,
+)
 
 if TYPE_CHECKING:
     from workload_map.cli.common import Session
     from workload_map.definitions_source import DefinitionEntry, DefinitionSet
 
-MAX_OWNER_DEPTH = 6
-
 __all__ = [
+    "MAX_OWNER_DEPTH",
+    "controller_ref",
     "echo_no_definition",
     "entry_for_manifest",
     "index_pods_by_workload",
     "read_manifest",
+    "split_api_version",
 ]
 
 
@@ -56,11 +64,6 @@ def read_manifest(path: str) -> dict[str, Any]:
             f"{label} declares no apiVersion and kind, so there is nothing to resolve it by", exit_codes.USAGE
         )
     return doc
-
-
-def split_api_version(api_version: str) -> tuple[str, str]:
-    group, _, version = api_version.rpartition("/")
-    return group, version
 
 
 def entry_for_manifest(defs: DefinitionSet, obj: Mapping[str, Any]) -> DefinitionEntry:
@@ -109,51 +112,6 @@ def echo_no_definition(fmt: str, *, token: str | None = None, gvk: str | None = 
     click.echo(dump(no_definition_object(token=token, gvk=gvk), fmt), nl=False)
 
 
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    m = obj.get("metadata")
-    return m if isinstance(m, Mapping) else {}
-
-
-def controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    refs = _meta(obj).get("ownerReferences")
-    if not isinstance(refs, list):
-        return None
-    ctrl = [r for r in refs if isinstance(r, Mapping) and r.get("controller") is True]
-    return ctrl[0] if len(ctrl) == 1 else None
-
-
-def index_pods_by_workload(
-    pods: Iterable[Mapping[str, Any]],
-    workload_uids: set[str],
-    lookup: Callable[[str, str, str, str], Mapping[str, Any] | None] | None,
-) -> dict[str, list[Mapping[str, Any]]]:
-    """Pods grouped by the workload (UID in ``workload_uids``) that owns them: any owner
-    reference with the UID at some level, following controller references (through ``lookup``,
-    at most 6 levels). Unreadable owners mean "not owned"."""
-    out: dict[str, list[Mapping[str, Any]]] = {}
-    for pod in pods:
-        current: Mapping[str, Any] = pod
-        ns = str(_meta(pod).get("namespace") or "")
-        for _ in range(MAX_OWNER_DEPTH):
-            refs = _meta(current).get("ownerReferences")
-            refs = [r for r in refs if isinstance(r, Mapping)] if isinstance(refs, list) else []
-            hit = next((r["uid"] for r in refs if r.get("uid") in workload_uids), None)
-            if hit is not None:
-                out.setdefault(str(hit), []).append(pod)
-                break
-            ctrl = controller_ref(current)
-            if ctrl is None or lookup is None:
-                break
-            try:
-                owner = lookup(ns, str(ctrl.get("apiVersion")), str(ctrl.get("kind")), str(ctrl.get("name")))
-            except Exception:
-                owner = None
-            if owner is None:
-                break
-            current = owner
-    return out
-
-
 def prefetch_owners(
     session: Session, pods: Sequence[Mapping[str, Any]], lookup: Any, skip_uids: set[str]
 ) -> None:
@@ -165,7 +123,7 @@ def prefetch_owners(
             continue
         keys.append(
             (
-                str(_meta(pod).get("namespace") or ""),
+                str((pod.get("metadata") or {}).get("namespace") or ""),
                 str(ref.get("apiVersion")),
                 str(ref.get("kind")),
                 str(ref.get("name")),

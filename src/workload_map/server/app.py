@@ -25,7 +25,7 @@ from starlette.staticfiles import StaticFiles
 from workload_map.errors import ClusterError, NotFoundError, WorkloadMapError
 from workload_map.server.auth import AccessReviewer, Authenticator, User
 from workload_map.server.errors import HttpError, error_body, from_cluster_error
-from workload_map.server.openapi import DEFAULT_LIMIT, MAX_LIMIT, PHASES, SORT_KEYS, openapi_document
+from workload_map.server.openapi import DEFAULT_LIMIT, MAX_LIMIT, SORT_KEYS, openapi_document
 from workload_map.server.state import ClusterState, TypeRef
 from workload_map.server.workloads import (
     Query,
@@ -38,6 +38,7 @@ from workload_map.server.workloads import (
     sort_rows,
     visible,
 )
+from workload_map.views.filters import UnknownPhaseError, parse_phases
 
 __all__ = ["ServerSettings", "create_app"]
 
@@ -91,12 +92,10 @@ def _list(request: Request, name: str) -> tuple[str, ...]:
 
 
 def _query(request: Request) -> Query:
-    phases = _list(request, "phase")
-    for p in phases:
-        if p not in PHASES:
-            raise HttpError(
-                400, "invalid_request", f'invalid phase "{p}": must be one of {", ".join(PHASES)}'
-            )
+    try:
+        phases = parse_phases(_list(request, "phase"))
+    except UnknownPhaseError as exc:
+        raise HttpError(400, "invalid_request", str(exc)) from None
     sort = request.query_params.get("sort") or "-createdAt"
     if sort.lstrip("-") not in SORT_KEYS or sort.startswith("--"):
         raise HttpError(
@@ -271,12 +270,9 @@ class Api:
             raise from_cluster_error(exc, f"get {t.resource.kind} {namespace}/{name}") from exc
 
     def get_workload(self, request: Request) -> JSON:
-        from workload_map.cli.live import controller_ref
         from workload_map.cluster.owners import make_owner_lookup
-        from workload_map.resolve import resolve
-        from workload_map.resolve.pods import attribute_pods
+        from workload_map.live import describe_live
         from workload_map.server.workloads import age_seconds, with_object
-        from workload_map.views.model import build_describe
 
         user = self.user(request)
         ns, token, name = (request.path_params[k] for k in ("namespace", "type", "name"))
@@ -292,29 +288,12 @@ class Api:
             except ClusterError as exc:
                 raise from_cluster_error(exc, f"list pods in {ns}") from exc
         try:
-            workload = resolve(t.compiled, obj)
-            attribution = None
-            if pods is not None:
-                lookup = make_owner_lookup(self.state.client, self.state.discovery)
-                uid = meta.get("uid")
-                keys = []
-                for pod in pods:
-                    ref = controller_ref(pod)
-                    if ref is not None and ref.get("uid") != uid:
-                        keys.append(
-                            (ns, str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name")))
-                        )
-                if keys:
-                    lookup.prefetch(keys)
-                attribution = attribute_pods(t.compiled, obj, pods, owner_lookup=lookup)
-            by_name = {str((p.get("metadata") or {}).get("name")): p for p in pods or []}
-            view = build_describe(
-                workload,
+            view = describe_live(
+                t.compiled,
+                t.entry,
                 obj,
-                definition=t.entry.name,
-                origin=t.entry.origin,
-                attribution=attribution,
-                unattributed_pods=by_name,
+                pods,
+                lambda: make_owner_lookup(self.state.client, self.state.discovery),
             )
         except WorkloadMapError as exc:
             raise HttpError(422, "unprocessable", f'{res.kind} "{name}" cannot be resolved: {exc}') from exc
@@ -382,8 +361,8 @@ class Api:
 
     # gangs and placement
     def pod_group(self, request: Request) -> JSON:
-        from workload_map.cli.live import controller_ref, split_api_version
         from workload_map.cluster.owners import make_owner_lookup
+        from workload_map.live import definitions_for, pod_group_document, top_owner
         from workload_map.resolve.gangs import group_pod
 
         user = self.user(request)
@@ -397,24 +376,16 @@ class Api:
         except ClusterError as exc:
             raise from_cluster_error(exc, f"get pod {ns}/{pod}") from exc
         lookup = make_owner_lookup(client, self.state.discovery)
-        top: dict[str, Any] | None = None
-        current: dict[str, Any] = pod_obj
-        for _ in range(6):
-            ref = controller_ref(current)
-            if ref is None:
-                break
-            try:
-                owner = lookup(ns, str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name")))
-            except ClusterError as exc:
+
+        def failed(ref: Mapping[str, Any], exc: Exception) -> None:
+            if isinstance(exc, ClusterError):
                 raise from_cluster_error(exc, f"get {ref.get('kind')} {ref.get('name')}") from exc
-            if owner is None:
-                break
-            top = current = owner
+
+        top = top_owner(pod_obj, lookup, on_error=failed)
         if top is None:
             raise HttpError(
                 422, "unprocessable", f'Pod "{pod}" has no controller owner, so no workload defines its gang'
             )
-        group, version = split_api_version(str(top.get("apiVersion")))
         kind = str(top.get("kind"))
         res = self.state.discovery.resource_for_kind(str(top.get("apiVersion")), kind)
         top_meta = top.get("metadata") or {}
@@ -422,9 +393,7 @@ class Api:
             self.authz.require(
                 user, "get", group=res.group, resource=res.name, namespace=ns, name=str(top_meta.get("name"))
             )
-        defs = self.state.definitions()
-        found = defs.for_gvk(group, version, kind) or defs.for_group_kind(group, kind)
-        gvk_text = f"{group}/{version}, Kind={kind}"
+        found, gvk_text = definitions_for(self.state.definitions(), top)
         if len(found) != 1:
             raise HttpError(
                 404,
@@ -438,21 +407,7 @@ class Api:
             plan = group_pod(entry.karta, top, pod_obj)
         except WorkloadMapError as exc:
             raise HttpError(422, "unprocessable", f'group Pod "{pod}": {exc}') from exc
-        return JSON(
-            {
-                "pod": pod,
-                "namespace": ns,
-                "topOwner": {
-                    "apiVersion": top.get("apiVersion"),
-                    "kind": kind,
-                    "name": top_meta.get("name"),
-                    "uid": top_meta.get("uid"),
-                },
-                "definition": entry.name,
-                "origin": entry.origin,
-                "podGroup": plan.to_dict(),
-            }
-        )
+        return JSON(pod_group_document(pod, ns, top, entry, plan))
 
     async def placement(self, request: Request) -> Response:
         from starlette.concurrency import run_in_threadpool
@@ -461,7 +416,7 @@ class Api:
         return await run_in_threadpool(self._placement, request, body)
 
     def _placement(self, request: Request, body: Any) -> JSON:
-        from workload_map.cli.live import split_api_version
+        from workload_map.live import definitions_for
         from workload_map.resolve.placement import placement_needs
 
         self.user(request)
@@ -469,11 +424,8 @@ class Api:
             raise HttpError(400, "invalid_request", "the body must be a manifest with apiVersion and kind")
         if not isinstance(body["kind"], str) or not body["apiVersion"]:
             raise HttpError(400, "invalid_request", "apiVersion and kind must be non-empty strings")
-        group, version = split_api_version(body["apiVersion"])
         kind = body["kind"]
-        defs = self.state.definitions()
-        found = defs.for_gvk(group, version, kind) or defs.for_group_kind(group, kind)
-        gvk_text = f"{group}/{version}, Kind={kind}"
+        found, gvk_text = definitions_for(self.state.definitions(), body)
         if len(found) != 1:
             raise HttpError(
                 404,
@@ -515,7 +467,7 @@ class _EventStream:
     """One SSE client: informer events -> filtered rows -> ``event:``/``data:`` frames."""
 
     def __init__(self, api: Api, user: User, types: list[TypeRef], query: Query, timeout: int | None) -> None:
-        from workload_map.server.selectors import SelectorError, parse_selector
+        from workload_map.views.filters import SelectorError, parse_selector
 
         self.api = api
         self.user = user
@@ -566,8 +518,8 @@ class _EventStream:
             return None
         pods = None
         if kind != "deleted" and may_list_pods(self.api.authz, self.user, ns):
-            from workload_map.cli.live import index_pods_by_workload
             from workload_map.cluster.owners import make_owner_lookup
+            from workload_map.live import index_pods_by_workload
 
             uid = str(meta.get("uid") or "")
             store = self.api.state.pods().store

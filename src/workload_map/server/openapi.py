@@ -20,22 +20,12 @@ from importlib import resources
 from typing import Any
 
 from workload_map import __version__
+from workload_map.views.filters import PHASES
 
 __all__ = ["PHASES", "SORT_KEYS", "openapi_document", "render"]
 
 Schema = dict[str, Any]
 
-PHASES = (
-    "Undefined",
-    "Resuming",
-    "Suspending",
-    "Suspended",
-    "Running",
-    "Failed",
-    "Completed",
-    "Initializing",
-    "Degraded",
-)
 SORT_KEYS = ("name", "namespace", "kind", "createdAt", "phase", "gpus")
 MAX_LIMIT = 500
 DEFAULT_LIMIT = 100

@@ -96,7 +96,7 @@ def pods_by_workload(
 ) -> dict[str, list[Mapping[str, Any]]] | None:
     """Pods (from the pod cache) of the namespaces the user may list pods in, by owning workload
     UID; ``None`` for namespaces where the user may not (their rows then have no ready counts)."""
-    from workload_map.cli.live import index_pods_by_workload
+    from workload_map.live import index_pods_by_workload
 
     store = state.pods().store
     pods: list[Mapping[str, Any]] = []
@@ -194,7 +194,7 @@ def decode_continue(token: str, query: Query) -> int:
 
 
 def _owned_by_covered(obj: Mapping[str, Any], covered: set[tuple[str, str]]) -> bool:
-    from workload_map.cli.live import controller_ref, split_api_version
+    from workload_map.live import controller_ref, split_api_version
 
     ref = controller_ref(obj)
     if ref is None:
@@ -208,7 +208,7 @@ def list_workloads(
 ) -> tuple[list[Obj], list[str]]:
     """Every matching workload the user may list, as rows (unsorted), and warnings."""
     from workload_map.cluster.owners import make_owner_lookup
-    from workload_map.server.selectors import SelectorError, parse_selector
+    from workload_map.views.filters import SelectorError, parse_selector
 
     try:
         match_labels = parse_selector(query.label_selector)

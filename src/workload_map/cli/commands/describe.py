@@ -22,7 +22,6 @@ from workload_map.cli.common import (
 from workload_map.cli.completion_support import complete_type_or_name
 from workload_map.cli.errors import CommandError, NoDefinitionError, WorkloadNotFoundError
 from workload_map.cli.live import (
-    controller_ref,
     echo_no_definition,
     manifest_entry,
     read_manifest,
@@ -113,9 +112,8 @@ def _file_mode(session: Session, path: str, fmt: str, pod_limit: int, component_
 def _live(session: Session, token: str, name: str, fmt: str, pod_limit: int, component_limit: int) -> None:
     from workload_map.cluster.owners import make_owner_lookup
     from workload_map.errors import ForbiddenError, NotFoundError, WorkloadMapError
-    from workload_map.resolve import compile_definition, resolve
-    from workload_map.resolve.pods import attribute_pods
-    from workload_map.views.model import build_describe
+    from workload_map.live import describe_live
+    from workload_map.resolve import compile_definition
 
     try:
         rt = session.resolve_type(token)
@@ -145,30 +143,12 @@ def _live(session: Session, token: str, name: str, fmt: str, pod_limit: int, com
         except ForbiddenError as exc:
             session.state.warn(f"not allowed to list pods, so the pods are not shown: {exc}")
     try:
-        compiled = compile_definition(rt.entry.karta)
-        workload = resolve(compiled, obj)
-        attribution = None
-        if pods is not None:
-            lookup = make_owner_lookup(client, session.discovery())
-            uid = meta.get("uid")
-            keys = []
-            for pod in pods:
-                ref = controller_ref(pod)
-                if ref is not None and ref.get("uid") != uid:
-                    keys.append(
-                        (obj_ns, str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name")))
-                    )
-            if keys:
-                lookup.prefetch(keys)
-            attribution = attribute_pods(compiled, obj, pods, owner_lookup=lookup)
-        by_name = {str((p.get("metadata") or {}).get("name")): p for p in pods or []}
-        view = build_describe(
-            workload,
+        view = describe_live(
+            compile_definition(rt.entry.karta),
+            rt.entry,
             obj,
-            definition=rt.entry.name,
-            origin=rt.entry.origin,
-            attribution=attribution,
-            unattributed_pods=by_name,
+            pods,
+            lambda: make_owner_lookup(client, session.discovery()),
         )
     except WorkloadMapError as exc:
         raise CommandError(f'describe {rt.kind} "{name}": {exc}') from exc

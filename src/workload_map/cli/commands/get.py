@@ -12,7 +12,6 @@ as top-level rows.
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,7 +22,6 @@ import click
 
 from workload_map.cli.common import (
     ALL_FORMATS,
-    PHASES,
     ResolvedType,
     Session,
     connection_options,
@@ -35,6 +33,7 @@ from workload_map.cli.completion_support import complete_phase, complete_type_or
 from workload_map.cli.errors import CommandError, NoDefinitionError, WorkloadNotFoundError
 from workload_map.cli.live import controller_ref, echo_no_definition, index_pods_by_workload
 from workload_map.cli.main import get_state
+from workload_map.views import filters
 
 if TYPE_CHECKING:
     from workload_map.cluster.discovery import APIResource
@@ -42,51 +41,22 @@ if TYPE_CHECKING:
     from workload_map.resolve.compiled import CompiledDefinition
     from workload_map.views.model import WorkloadView
 
-_SELECTOR_TERM = re.compile(
-    r"^\s*(!?\s*[A-Za-z0-9][-A-Za-z0-9_./]*"
-    r"|[A-Za-z0-9][-A-Za-z0-9_./]*\s*(=|==|!=)\s*[-A-Za-z0-9_.]*"
-    r"|[A-Za-z0-9][-A-Za-z0-9_./]*\s+(in|notin)\s+\([-A-Za-z0-9_., ]*\))\s*$"
-)
-
-
-def _split_selector(selector: str) -> list[str]:
-    parts: list[str] = []
-    depth = 0
-    cur = ""
-    for ch in selector:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
-    return parts
-
 
 def check_selector(selector: str) -> None:
     """kubectl-like label selector syntax check (usage error when malformed)."""
-    if not selector:
-        return
-    for term in _split_selector(selector):
-        if not _SELECTOR_TERM.match(term):
-            raise click.UsageError(f'unable to parse requirement: invalid label selector "{selector}"')
+    try:
+        filters.check_selector(selector)
+    except filters.SelectorError:
+        raise click.UsageError(f'unable to parse requirement: invalid label selector "{selector}"') from None
 
 
 def parse_phases(values: Sequence[str]) -> set[str]:
-    out: set[str] = set()
-    for value in values:
-        for p in value.split(","):
-            p = p.strip()
-            if not p:
-                continue
-            if p not in PHASES:
-                raise click.UsageError(f'invalid --phase "{p}": must be one of {", ".join(PHASES)}')
-            out.add(p)
-    return out
+    try:
+        return set(filters.parse_phases(values))
+    except filters.UnknownPhaseError as exc:
+        raise click.UsageError(
+            f'invalid --phase "{exc.phase}": must be one of {", ".join(filters.PHASES)}'
+        ) from None
 
 
 @dataclass

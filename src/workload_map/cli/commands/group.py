@@ -7,14 +7,15 @@ definition covering the top owner's type then decides the group through
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import click
 
 from workload_map.cli.common import Session, connection_options, output_option, resolve_output
 from workload_map.cli.errors import CommandError, NoDefinitionError, WorkloadNotFoundError
-from workload_map.cli.live import controller_ref, split_api_version
 from workload_map.cli.main import get_state
+from workload_map.live import definitions_for, pod_group_document, top_owner
 
 FORMATS = ("table", "json", "yaml")
 
@@ -47,27 +48,15 @@ def command(pod: str) -> None:
         except ForbiddenError as exc:
             raise CommandError(f"not allowed to read Pod: {exc}") from exc
         lookup = make_owner_lookup(client, session.discovery())
-        top: dict[str, Any] | None = None
-        current: dict[str, Any] = pod_obj
-        for _ in range(6):
-            ref = controller_ref(current)
-            if ref is None:
-                break
-            try:
-                owner = lookup(ns, str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name")))
-            except ForbiddenError as exc:
+
+        def forbidden(ref: Mapping[str, Any], exc: Exception) -> None:
+            if isinstance(exc, ForbiddenError):
                 raise CommandError(f"not allowed to read {ref.get('kind')} {ref.get('name')}: {exc}") from exc
-            if owner is None:
-                break
-            top = owner
-            current = owner
+
+        top = top_owner(pod_obj, lookup, on_error=forbidden)
         if top is None:
             raise CommandError(f'Pod "{pod}" has no controller owner, so no workload defines its gang')
-        defs = session.definitions()
-        group, version = split_api_version(str(top.get("apiVersion")))
-        kind = str(top.get("kind"))
-        found = defs.for_gvk(group, version, kind) or defs.for_group_kind(group, kind)
-        gvk_text = f"{group}/{version}, Kind={kind}"
+        found, gvk_text = definitions_for(session.definitions(), top)
         if not found:
             raise NoDefinitionError(f"no Karta definition covers this workload type: {gvk_text}")
         if len(found) > 1:
@@ -78,20 +67,9 @@ def command(pod: str) -> None:
             plan = group_pod(entry.karta, top, pod_obj)
         except WorkloadMapError as exc:
             raise CommandError(f'group Pod "{pod}": {exc}') from exc
+        kind = str(top.get("kind"))
         top_meta = top.get("metadata") or {}
-        data: dict[str, Any] = {
-            "pod": pod,
-            "namespace": ns,
-            "topOwner": {
-                "apiVersion": top.get("apiVersion"),
-                "kind": kind,
-                "name": top_meta.get("name"),
-                "uid": top_meta.get("uid"),
-            },
-            "definition": entry.name,
-            "origin": entry.origin,
-            "podGroup": plan.to_dict(),
-        }
+        data = pod_group_document(pod, ns, top, entry, plan)
         if fmt in ("json", "yaml"):
             from workload_map.views.machine import dump
 
