@@ -9,12 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from tests.catalog.lifecycle import LC, load_fixture
 from workload_map.catalog.registry import DATA_DIR, catalog
 from workload_map.model.loader import load_definitions
-
-LC = Path(__file__).parent / "lifecycles"
 
 REQUIRED: list[tuple[str, str, str]] = [
     ("", "v1", "Pod"),
@@ -102,7 +100,7 @@ def test_lifecycle_stages_present(path: Path) -> None:
 def _gangs(slug_: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     out = []
     for p in sorted((LC / slug_).glob("*.yaml")):
-        data = yaml.safe_load(p.read_text())
+        data = load_fixture(p)
         out.extend((data["object"], g) for g in data["expect"].get("gangs") or ())
     return out
 

@@ -9,27 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from tests.catalog.crdmap import CRD_FILES, schemas_for
-from workload_map.catalog.registry import DATA_DIR
+from tests.catalog.lifecycle import LC, catalog_definition, load_fixture
 from workload_map.lint.objects import validate_object
-from workload_map.model.loader import load_definitions
 from workload_map.resolve import resolve
 from workload_map.resolve.gangs import group_pod
 
-ROOT = Path(__file__).parent / "lifecycles"
-FIXTURES = sorted(ROOT.glob("*/*.yaml"))
+FIXTURES = sorted(LC.glob("*/*.yaml"))
 IDS = [f"{p.parent.name}/{p.stem}" for p in FIXTURES]
-
-
-def load(path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load(path.read_text())
-    return data
-
-
-def definition(slug: str) -> Any:
-    return load_definitions(str(DATA_DIR / f"{slug}.yaml")).definitions[0].karta
 
 
 def test_fixture_dirs_are_catalog_slugs() -> None:
@@ -38,16 +26,16 @@ def test_fixture_dirs_are_catalog_slugs() -> None:
 
 @pytest.mark.parametrize("path", FIXTURES, ids=IDS)
 def test_object_valid_against_crd_schema(path: Path) -> None:
-    obj = load(path)["object"]
+    obj = load_fixture(path)["object"]
     findings = validate_object(obj, schemas_for(path.parent.name))
     assert findings == [], "\n".join(f.format() for f in findings)
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=IDS)
 def test_resolves_to_expected(path: Path) -> None:
-    data = load(path)
+    data = load_fixture(path)
     expect = data["expect"]
-    w = resolve(definition(path.parent.name), data["object"])
+    w = resolve(catalog_definition(path.parent.name), data["object"])
     if "phases" in expect:
         assert [p.value for p in w.status.phases] == expect["phases"]
     for comp, instances in (expect.get("components") or {}).items():
@@ -59,10 +47,10 @@ def test_resolves_to_expected(path: Path) -> None:
 
 @pytest.mark.parametrize("path", FIXTURES, ids=IDS)
 def test_gangs_match(path: Path) -> None:
-    data = load(path)
+    data = load_fixture(path)
     obj = data["object"]
     for gang in data["expect"].get("gangs") or ():
-        plan = group_pod(definition(path.parent.name), obj, gang["pod"])
+        plan = group_pod(catalog_definition(path.parent.name), obj, gang["pod"])
         assert plan.name == f"pg-{obj['metadata']['uid']}-{gang['name_suffix']}"
         assert plan.min_available == gang["min_member"]
 
@@ -88,7 +76,7 @@ def test_server_side_dry_run_create(path: Path, kube: Any, dry_run_ns: str) -> N
     """kube-apiserver v1.20 validates the object against the (down-levelled) structural schema."""
     from tests.support.kube import resource_path
 
-    obj = load(path)["object"]
+    obj = load_fixture(path)["object"]
     meta = {k: v for k, v in obj["metadata"].items() if k in ("name", "labels", "annotations")}
     namespace = dry_run_ns
     body = {**obj, "metadata": {**meta, "namespace": namespace}}

@@ -5,34 +5,25 @@ answer, ours the right one."""
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from workload_map.catalog.registry import DATA_DIR
+from tests.catalog.lifecycle import LC, load_fixture
+from tests.catalog.lifecycle import catalog_definition as ours
 from workload_map.errors import ExpressionError
 from workload_map.expr import compile_expression
 from workload_map.model.definition import Karta
-from workload_map.model.loader import load_definitions
 from workload_map.resolve import resolve
 from workload_map.resolve.gangs import group_pod, has_gang_instructions
-
-LC = Path(__file__).parent / "lifecycles"
 
 
 def fixture(slug: str, stage: str) -> dict[str, Any]:
     path = LC / slug / f"{stage}.yaml"
     if not path.is_file():
         pytest.skip(f"no lifecycle fixture {slug}/{stage} yet")
-    obj: dict[str, Any] = yaml.safe_load(path.read_text())["object"]
+    obj: dict[str, Any] = load_fixture(path)["object"]
     return obj
-
-
-def ours(slug: str) -> Karta:
-    karta: Karta = load_definitions(str(DATA_DIR / f"{slug}.yaml")).definitions[0].karta
-    return karta
 
 
 def test_lws_group_replicas() -> None:
@@ -126,7 +117,7 @@ def test_gang_rules_added(slug: str) -> None:
     name and size the lifecycle fixture expects (for the bare Pod: 1, KAI's per-pod number in
     consumers.md 5.3)."""
     path = LC / slug / "running.yaml"
-    data = yaml.safe_load(path.read_text())
+    data = load_fixture(path)
     obj, gangs = data["object"], data["expect"]["gangs"]
     assert gangs
     meta = obj["metadata"]
