@@ -123,3 +123,57 @@ def test_sse_stream_sees_status_change(
                 break
         else:
             raise AssertionError("no modified event with phase Failed")
+
+
+def test_sse_stream_sees_pod_becoming_ready(
+    served: str, cluster: TestCluster, kube: KubeTestClient, namespace: str
+) -> None:
+    """The workload object does not change: only its pod turns Running/Ready, and the stream
+    sends the workload again with one more ready pod."""
+    js = kube.create(jobset("podwatch", namespace))
+    js = kube.set_status(js, RUNNING_JOBSET_STATUS)
+    labels = {"jobset.sigs.k8s.io/replicatedjob-name": "leader", "jobset.sigs.k8s.io/jobset-name": "podwatch"}
+    pod = kube.make_pod("podwatch-leader-0", namespace, owner=js, labels=labels, phase="Pending", node="n1")
+    headers = {"Authorization": f"Bearer {cluster.token('admin')}"}
+    params = {"type": "jobsets", "namespace": namespace, "timeoutSeconds": "60"}
+    with httpx.stream(
+        "GET", served + "/api/v1/watch/workloads", params=params, headers=headers, timeout=70
+    ) as r:
+        assert r.status_code == 200
+        events = _events(r.iter_lines())
+        added: dict[str, Any] = {}
+        for kind, data in events:
+            if kind == "added" and data["object"]["name"] == "podwatch":
+                added = data["object"]
+            if kind == "synced":
+                break
+        assert added["pods"] == {"ready": 0, "total": 1}
+        now = "2024-01-01T00:00:00Z"
+        ready_status = {
+            "phase": "Running",
+            "conditions": [
+                {"type": t, "status": "True", "lastTransitionTime": now}
+                for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
+            ],
+            "containerStatuses": [
+                {
+                    "name": c["name"],
+                    "image": c["image"],
+                    "imageID": "",
+                    "ready": True,
+                    "started": True,
+                    "restartCount": 0,
+                    "state": {"running": {"startedAt": now}},
+                }
+                for c in pod["spec"]["containers"]
+            ],
+        }
+        kube.set_status(pod, ready_status)
+        for kind, data in events:
+            if kind == "modified" and data["object"]["name"] == "podwatch":
+                assert data["object"]["pods"] == {"ready": 1, "total": 1}
+                # the workload object itself did not change
+                assert data["object"]["resourceVersion"] == added["resourceVersion"]
+                break
+        else:
+            raise AssertionError("no modified event after the pod became ready")

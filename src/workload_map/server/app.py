@@ -56,6 +56,8 @@ class ServerSettings:
     access_ttl: float = 10.0
     heartbeat: float = 15.0
     start_informers: bool = True
+    #: SSE: a workload whose pods change is sent again at most once per this many seconds.
+    pod_debounce: float = 0.2
 
 
 class JSON(Response):
@@ -464,7 +466,13 @@ class Api:
 
 
 class _EventStream:
-    """One SSE client: informer events -> filtered rows -> ``event:``/``data:`` frames."""
+    """One SSE client: informer events -> filtered rows -> ``event:``/``data:`` frames.
+
+    Pod events count too: a pod added, deleted or changed in what a row shows (phase, readiness,
+    node, ...) is traced to the workload it belongs to (owner references, following controllers
+    up to 6 levels) and that workload's row is sent again as ``modified``, at most once per
+    ``pod_debounce`` seconds per workload (the row is built from the caches when the delay ends,
+    so it shows every pod change of the interval)."""
 
     def __init__(self, api: Api, user: User, types: list[TypeRef], query: Query, timeout: int | None) -> None:
         from workload_map.views.filters import SelectorError, parse_selector
@@ -480,8 +488,11 @@ class _EventStream:
         except SelectorError as exc:
             raise HttpError(400, "invalid_request", f"invalid labelSelector: {exc}") from exc
         self.queue: asyncio.Queue[tuple[str, str, dict[str, Any]]] = asyncio.Queue()
-        self.cancel: Callable[[], None] | None = None
+        self.cancels: list[Callable[[], None]] = []
         self.initial: list[dict[str, Any]] = []
+        #: (type key, uid) of workloads waiting for their debounced pod refresh.
+        self.pending: set[tuple[str, str]] = set()
+        self._lookup: Any = None
 
     async def start(self) -> None:
         from starlette.concurrency import run_in_threadpool
@@ -492,10 +503,16 @@ class _EventStream:
             if key in self.keys:
                 loop.call_soon_threadsafe(self.queue.put_nowait, (kind, key, obj))
 
+        def push_pod(_kind: str, pod: dict[str, Any]) -> None:
+            ns = str((pod.get("metadata") or {}).get("namespace") or "")
+            if not self.query.namespaces or ns in self.query.namespaces:
+                loop.call_soon_threadsafe(self.queue.put_nowait, ("pod", "", pod))
+
         def initial() -> None:
             for t in self.types:
                 self.api.state.informer(t)
-            self.cancel = self.api.state.subscribe(push)
+            self.cancels.append(self.api.state.subscribe(push))
+            self.cancels.append(self.api.state.subscribe_pods(push_pod))
             rows, _ = list_workloads(self.api.state, self.api.authz, self.user, self.query)
             self.initial = sort_rows(rows, "name")
 
@@ -535,6 +552,64 @@ class _EventStream:
     def _row_or_none(self, kind: str, key: str, obj: dict[str, Any]) -> Any:
         return self._row(kind, key, obj)
 
+    def _workloads_of(self, pod: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """``(type key, uid)`` of the streamed workloads owning ``pod`` (at any owner level)."""
+        from workload_map.cluster.owners import make_owner_lookup
+        from workload_map.live import MAX_OWNER_DEPTH, controller_ref
+
+        state = self.api.state
+        stores = [(t.key, state.informer(t, wait=False).store) for t in self.types]
+        ns = str((pod.get("metadata") or {}).get("namespace") or "")
+        current: Mapping[str, Any] = pod
+        for _ in range(MAX_OWNER_DEPTH):
+            refs = (current.get("metadata") or {}).get("ownerReferences")
+            uids = (
+                [str(r.get("uid")) for r in refs if isinstance(r, Mapping) and r.get("uid")]
+                if isinstance(refs, list)
+                else []
+            )
+            hits = [(key, uid) for uid in uids for key, store in stores if store.by_index("uid", uid)]
+            if hits:
+                return hits
+            ref = controller_ref(current)
+            if ref is None:
+                break
+            if self._lookup is None:
+                self._lookup = make_owner_lookup(state.client, state.discovery)
+            try:
+                owner = self._lookup(
+                    ns, str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name"))
+                )
+            except Exception:
+                break
+            if owner is None:
+                break
+            current = owner
+        return []
+
+    def _current(self, key: str, uid: str) -> dict[str, Any] | None:
+        t = self.api.state.type_for(key)
+        if t is None:
+            return None
+        found = self.api.state.informer(t, wait=False).store.by_index("uid", uid)
+        return found[0] if found else None
+
+    def _pods_changed(self, pod: dict[str, Any]) -> Awaitable[list[tuple[str, str]]]:
+        from starlette.concurrency import run_in_threadpool
+
+        return run_in_threadpool(self._workloads_of, pod)
+
+    def _schedule(self, targets: list[tuple[str, str]]) -> None:
+        loop = asyncio.get_running_loop()
+        for target in targets:
+            if target in self.pending:
+                continue  # a refresh is already due: it will show this change too
+            self.pending.add(target)
+            key, uid = target
+            loop.call_later(
+                self.api.settings.pod_debounce, self.queue.put_nowait, ("refresh", key, {"uid": uid})
+            )
+
     @staticmethod
     def frame(kind: str, row: dict[str, Any]) -> bytes:
         data = orjson.dumps({"type": kind, "object": row})
@@ -562,14 +637,24 @@ class _EventStream:
                 except asyncio.TimeoutError:
                     yield b": keep-alive\n\n"
                     continue
+                if kind == "pod":
+                    with contextlib.suppress(Exception):
+                        self._schedule(await self._pods_changed(obj))
+                    continue
+                if kind == "refresh":
+                    self.pending.discard((key, str(obj["uid"])))
+                    current = await run_in_threadpool(self._current, key, str(obj["uid"]))
+                    if current is None:
+                        continue  # deleted meanwhile: its own event says so
+                    kind, obj = "modified", current
                 row: dict[str, Any] | None = None
                 with contextlib.suppress(HttpError):
                     row = await run_in_threadpool(self._row_or_none, kind, key, obj)
                 if row is not None:
                     yield self.frame(kind, row)
         finally:
-            if self.cancel is not None:
-                self.cancel()
+            for cancel in self.cancels:
+                cancel()
 
 
 _NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$")

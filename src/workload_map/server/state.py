@@ -42,6 +42,8 @@ PODS_KEY = "Pod.v1"
 #: (event type: "added" | "modified" | "deleted", type key, object)
 WorkloadEvent = tuple[str, str, dict[str, Any]]
 Subscriber = Callable[[str, str, dict[str, Any]], None]
+#: (event type: "added" | "modified" | "deleted", pod)
+PodSubscriber = Callable[[str, dict[str, Any]], None]
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,39 @@ def _uid_index(obj: Mapping[str, Any]) -> list[str]:
     meta = obj.get("metadata")
     uid = meta.get("uid") if isinstance(meta, Mapping) else None
     return [str(uid)] if uid else []
+
+
+def pod_signature(pod: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What a workload row shows of a pod: phase, readiness, node, restarts, being deleted. A pod
+    update that leaves it unchanged is not passed on to the pod subscribers."""
+    meta = pod.get("metadata")
+    spec = pod.get("spec")
+    status = pod.get("status")
+    meta = meta if isinstance(meta, Mapping) else {}
+    spec = spec if isinstance(spec, Mapping) else {}
+    status = status if isinstance(status, Mapping) else {}
+    conditions = status.get("conditions")
+    conds = tuple(
+        sorted(
+            (str(c.get("type")), str(c.get("status")), str(c.get("reason") or ""))
+            for c in (conditions if isinstance(conditions, list) else [])
+            if isinstance(c, Mapping)
+        )
+    )
+    containers = status.get("containerStatuses")
+    ready_restarts = tuple(
+        (bool(c.get("ready")), c.get("restartCount"), tuple(sorted(c.get("state") or {})))
+        for c in (containers if isinstance(containers, list) else [])
+        if isinstance(c, Mapping)
+    )
+    return (
+        status.get("phase"),
+        status.get("reason"),
+        spec.get("nodeName"),
+        meta.get("deletionTimestamp") is not None,
+        conds,
+        ready_restarts,
+    )
 
 
 class ClusterState:
@@ -96,6 +131,7 @@ class ClusterState:
         self._informers: dict[str, Informer] = {}
         self._clients: list[KubeClient] = []
         self._subscribers: list[Subscriber] = []
+        self._pod_subscribers: list[PodSubscriber] = []
         self._closed = False
         self.started = threading.Event()
         self.start_error: str | None = None
@@ -238,8 +274,9 @@ class ClusterState:
                 raise HttpError(503, "not_ready", "the server is shutting down")
             inf = Informer(self._new_client(), path, resource=resource, watch_timeout=self.watch_timeout)
             inf.store.add_indexer("namespace", _ns_index)
+            inf.store.add_indexer("uid", _uid_index)
             if key == PODS_KEY:
-                inf.store.add_indexer("uid", _uid_index)
+                inf.add_handler(self._pod_handler(), replay=False)
             else:
                 inf.add_handler(self._handler(key), replay=False)
             self._informers[key] = inf
@@ -258,6 +295,24 @@ class ClusterState:
             on_add=lambda o: emit("added", o),
             on_update=lambda _old, new: emit("modified", new),
             on_delete=lambda o: emit("deleted", o),
+        )
+
+    def _pod_handler(self) -> EventHandler:
+        def emit(kind: str, pod: dict[str, Any]) -> None:
+            for fn in list(self._pod_subscribers):
+                try:
+                    fn(kind, pod)
+                except Exception:  # a broken subscriber must not stop the informer
+                    log.exception("pod subscriber failed")
+
+        def updated(old: dict[str, Any], new: dict[str, Any]) -> None:
+            if pod_signature(old) != pod_signature(new):
+                emit("modified", new)
+
+        return EventHandler(
+            on_add=lambda p: emit("added", p),
+            on_update=updated,
+            on_delete=lambda p: emit("deleted", p),
         )
 
     def informer(self, t: TypeRef, *, wait: bool = True) -> Informer:
@@ -288,6 +343,18 @@ class ClusterState:
         def cancel() -> None:
             with self._lock, contextlib.suppress(ValueError):
                 self._subscribers.remove(fn)
+
+        return cancel
+
+    def subscribe_pods(self, fn: PodSubscriber) -> Callable[[], None]:
+        """Call ``fn(kind, pod)`` (on the pod informer's thread) when a pod is added or deleted, or
+        changes in what a workload row shows (:func:`pod_signature`). Returns the unsubscribe."""
+        with self._lock:
+            self._pod_subscribers.append(fn)
+
+        def cancel() -> None:
+            with self._lock, contextlib.suppress(ValueError):
+                self._pod_subscribers.remove(fn)
 
         return cancel
 
