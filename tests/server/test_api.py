@@ -341,3 +341,93 @@ def test_placement_and_podgroup(
     assert pg["podGroup"]["name"] and pg["podGroup"]["minAvailable"] >= 1
     nob = ro.get(f"/api/v1/namespaces/{namespace}/pods/gang-workers-0/podgroup", headers=bearer("nobody"))
     assert nob.status_code == 403
+
+
+# --- cluster-scoped kinds -------------------------------------------------------------------------
+
+#: A test-only cluster-scoped workload kind (no cluster-scoped workload CRD in the shared corpus).
+CLUSTER_GADGET_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "clustergadgets.example.com"},
+    "spec": {
+        "group": "example.com",
+        "scope": "Cluster",
+        "names": {
+            "plural": "clustergadgets",
+            "singular": "clustergadget",
+            "kind": "ClusterGadget",
+            "listKind": "ClusterGadgetList",
+        },
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+
+
+def test_cluster_scoped_workload_detail_and_suspend(
+    rw: TestClient, bearer: Headers, kube: KubeTestClient
+) -> None:
+    from tests.support import crds
+
+    if kube.status_of("GET", f"{crds.CRD_PATH}/clustergadgets.example.com") == 404:
+        crds.install_crds(kube, [CLUSTER_GADGET_CRD])
+    kube.plural_for("example.com/v1", "ClusterGadget")
+    admin = bearer("admin")
+    karta = widget_karta("clustergadgets-example-com", "ClusterGadget")
+    karta["spec"]["structureDefinition"]["rootComponent"]["suspendDefinition"] = {
+        "suspendActions": [{"path": ".spec.suspend", "value": "true"}],
+        "resumeActions": [{"path": ".spec.suspend", "value": "false"}],
+    }
+    r = rw.post("/api/v1/workload-types", json=karta, headers=admin)
+    assert r.status_code == 201, r.text
+    gadget = kube.create(
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "ClusterGadget",
+            "metadata": {"name": "gadget-one"},
+            "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}},
+        }
+    )
+    try:
+        kube.set_status(gadget, {"phase": "Running"})
+        url = "/api/v1/workloads/clustergadgets/gadget-one"
+
+        def served() -> Any:
+            resp = rw.get(url, headers=admin)
+            return resp if resp.status_code == 200 else None
+
+        detail = kube.wait_until(served, timeout=30)  # the server's discovery learns the new kind
+        body = detail.json()
+        assert body["name"] == "gadget-one" and body["kind"] == "ClusterGadget"
+        assert not body.get("namespace")
+        # a namespaced type on the cluster-scoped route: 404 naming the namespaced route
+        wrong = rw.get("/api/v1/workloads/jobsets/gadget-one", headers=admin)
+        assert wrong.status_code == 404 and "namespaced" in wrong.json()["message"]
+        dry = rw.post(url + "/suspend?dryRun=true", headers=admin).json()
+        assert dry["changed"] is True and dry["patch"] == {"spec": {"suspend": True}}
+        s = rw.post(url + "/suspend", headers=admin)
+        assert s.status_code == 200, s.text
+        assert kube.get_obj(gadget)["spec"]["suspend"] is True
+        s = rw.post(url + "/resume", headers=admin)
+        assert s.status_code == 200, s.text
+        assert kube.get_obj(gadget)["spec"]["suspend"] is False
+        assert rw.post(url + "/suspend", headers=bearer("nobody")).status_code == 403
+    finally:
+        kube.delete_obj(gadget)
+        rw.delete("/api/v1/workload-types/clustergadgets-example-com", headers=admin)

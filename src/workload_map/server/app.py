@@ -262,14 +262,28 @@ class Api:
         )
 
     def _get_workload(self, t: TypeRef, namespace: str, name: str) -> dict[str, Any]:
+        where = f" in namespace {namespace}" if t.resource.namespaced else ""
         try:
             return self.state.client.get(t.resource.path(namespace, name))
         except NotFoundError as exc:
-            raise HttpError(
-                404, "not_found", f'{t.resource.kind} "{name}" not found in namespace {namespace}'
-            ) from exc
+            raise HttpError(404, "not_found", f'{t.resource.kind} "{name}" not found{where}') from exc
         except ClusterError as exc:
-            raise from_cluster_error(exc, f"get {t.resource.kind} {namespace}/{name}") from exc
+            raise from_cluster_error(exc, f"get {t.resource.kind} {_ref(namespace, name)}") from exc
+
+    def _workload_params(self, request: Request) -> tuple[str, TypeRef, str]:
+        """``(namespace, type, name)`` of a workload route; ``namespace`` is ``""`` on the
+        cluster-scoped routes, where a namespaced type is a 404."""
+        ns = str(request.path_params.get("namespace") or "")
+        token, name = request.path_params["type"], request.path_params["name"]
+        t = self.one_type(token)
+        res = t.resource
+        if res.namespaced and not ns:
+            raise HttpError(
+                404,
+                "not_found",
+                f"{res.kind} is namespaced: use /api/v1/namespaces/{{namespace}}/workloads/{token}/{name}",
+            )
+        return ns, t, name
 
     def get_workload(self, request: Request) -> JSON:
         from workload_map.cluster.owners import make_owner_lookup
@@ -277,8 +291,7 @@ class Api:
         from workload_map.server.workloads import age_seconds, with_object
 
         user = self.user(request)
-        ns, token, name = (request.path_params[k] for k in ("namespace", "type", "name"))
-        t = self.one_type(token)
+        ns, t, name = self._workload_params(request)
         res = t.resource
         self.authz.require(user, "get", group=res.group, resource=res.name, namespace=ns, name=name)
         obj = with_object(t, self._get_workload(t, ns, name))
@@ -286,9 +299,9 @@ class Api:
         pods: list[dict[str, Any]] | None = None
         if may_list_pods(self.authz, user, ns):
             try:
-                pods = self.state.client.list_all(f"/api/v1/namespaces/{ns}/pods")
+                pods = self.state.client.list_all(f"/api/v1/namespaces/{ns}/pods" if ns else "/api/v1/pods")
             except ClusterError as exc:
-                raise from_cluster_error(exc, f"list pods in {ns}") from exc
+                raise from_cluster_error(exc, f"list pods in {ns or 'all namespaces'}") from exc
         try:
             view = describe_live(
                 t.compiled,
@@ -318,10 +331,9 @@ class Api:
         user = self.user(request)
         dry_run = _bool(request, "dryRun")
         component = request.query_params.get("component") or None
-        ns, token, name = (request.path_params[k] for k in ("namespace", "type", "name"))
         if not dry_run:
             self.writes(f"{action} of a workload")
-        t = self.one_type(token)
+        ns, t, name = self._workload_params(request)
         res = t.resource
         self.authz.require(user, "patch", group=res.group, resource=res.name, namespace=ns, name=name)
         obj = self._get_workload(t, ns, name)
@@ -329,7 +341,7 @@ class Api:
         try:
             change = fn(t.entry.karta, obj, component)
         except WriteBackError as exc:
-            raise HttpError(422, "unprocessable", f"{action} {res.kind} {ns}/{name}: {exc}") from exc
+            raise HttpError(422, "unprocessable", f"{action} {res.kind} {_ref(ns, name)}: {exc}") from exc
         rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
         patch_type: Literal["merge", "json"] = "merge" if change.merge_patch is not None else "json"
         patch: Any = change.merge_patch if patch_type == "merge" else change.json_patch
@@ -344,9 +356,11 @@ class Api:
                     res.path(ns, name), body, patch_type=patch_type, field_manager="wmap-serve"
                 )
             except ConflictError as exc:
-                raise HttpError(409, "conflict", f"{res.kind} {ns}/{name} changed meanwhile; retry") from exc
+                raise HttpError(
+                    409, "conflict", f"{res.kind} {_ref(ns, name)} changed meanwhile; retry"
+                ) from exc
             except ClusterError as exc:
-                raise from_cluster_error(exc, f"patch {res.kind} {ns}/{name}") from exc
+                raise from_cluster_error(exc, f"patch {res.kind} {_ref(ns, name)}") from exc
         shown = result_obj if result_obj is not None else (change.new_object if dry_run else obj)
         return JSON(
             {
@@ -661,6 +675,11 @@ _NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$")
 _NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
+def _ref(namespace: str, name: str) -> str:
+    """``ns/name``, or ``name`` for a cluster-scoped object."""
+    return f"{namespace}/{name}" if namespace else name
+
+
 def _check_path(params: Mapping[str, Any]) -> None:
     """Path parameters must be Kubernetes names (400 otherwise, before any API call)."""
     for key, value in params.items():
@@ -720,6 +739,7 @@ def create_app(state: ClusterState, settings: ServerSettings | None = None) -> S
         return JSON({"name": "wmap serve", "openapi": "/openapi.json", "ui": "not installed"})
 
     wl = "/api/v1/namespaces/{namespace}/workloads/{type}/{name}"
+    cwl = "/api/v1/workloads/{type}/{name}"  # cluster-scoped kinds
     routes: list[Route | Mount] = [
         Route("/healthz", _wrap(api.healthz), methods=["GET"]),
         Route("/readyz", _wrap(api.readyz), methods=["GET"]),
@@ -733,6 +753,9 @@ def create_app(state: ClusterState, settings: ServerSettings | None = None) -> S
         Route(wl, _wrap(api.get_workload), methods=["GET"]),
         Route(wl + "/suspend", _wrap(api.suspend), methods=["POST"]),
         Route(wl + "/resume", _wrap(api.resume), methods=["POST"]),
+        Route(cwl, _wrap(api.get_workload), methods=["GET"]),
+        Route(cwl + "/suspend", _wrap(api.suspend), methods=["POST"]),
+        Route(cwl + "/resume", _wrap(api.resume), methods=["POST"]),
         Route("/api/v1/namespaces/{namespace}/pods/{name}/podgroup", _wrap(api.pod_group), methods=["GET"]),
         Route("/api/v1/placement", _wrap(api.placement), methods=["POST"]),
         Route("/api/v1/watch/workloads", _wrap(api.watch), methods=["GET"]),

@@ -379,19 +379,20 @@ _WL_PARAMS = [
     _p("type", "Workload type token (see the type filter of the list)."),
     _p("name", "Workload name."),
 ]
+_CLUSTER_WL_PARAMS = _WL_PARAMS[1:]
 
 
-def _action(action: str) -> Schema:
+def _action(action: str, *, cluster: bool = False) -> Schema:
     return {
         "post": {
-            "operationId": f"{action}Workload",
+            "operationId": f"{action}{'ClusterScoped' if cluster else ''}Workload",
             "tags": ["workloads"],
             "summary": f"{action.capitalize()} a workload through its definition's {action} actions",
             "description": f"Applies the {action}Actions of the Karta (writeback.{action}) and PATCHes the "
             "object (merge patch, or JSON patch when a value is null). Authorised as SAR patch on the "
             "workload's resource. Needs --enable-writes unless dryRun=true.",
             "parameters": [
-                *_WL_PARAMS,
+                *(_CLUSTER_WL_PARAMS if cluster else _WL_PARAMS),
                 _q("dryRun", {"type": "boolean", "default": False}, "Return the patch only; change nothing."),
                 _q("component", {"type": "string", "minLength": 1}, "Only this component's actions."),
             ],
@@ -549,6 +550,20 @@ def _paths() -> dict[str, Schema]:
         },
         "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/suspend": _action("suspend"),
         "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/resume": _action("resume"),
+        "/api/v1/workloads/{type}/{name}": {
+            "parameters": _CLUSTER_WL_PARAMS,
+            "get": {
+                "operationId": "getClusterScopedWorkload",
+                "tags": ["workloads"],
+                "summary": "One workload of a cluster-scoped kind: component tree and pods (wmap describe)",
+                "responses": _responses(
+                    {"200": _ok("WorkloadDetail")},
+                    ("404", "No such workload, no definition covers the type, or the type is namespaced."),
+                ),
+            },
+        },
+        "/api/v1/workloads/{type}/{name}/suspend": _action("suspend", cluster=True),
+        "/api/v1/workloads/{type}/{name}/resume": _action("resume", cluster=True),
         "/api/v1/namespaces/{namespace}/pods/{name}/podgroup": {
             "parameters": [_p("namespace", "Namespace of the pod."), _p("name", "Pod name.")],
             "get": {

@@ -5,10 +5,14 @@ import { renderGraph } from "./graph.js";
 
 export const title = (p) => `${p.name} (${p.type})`;
 
+/** The API path of a workload; a cluster-scoped one (page namespace "_") has no namespace segment. */
 export function detailPath(p) {
   const enc = encodeURIComponent;
-  return `/namespaces/${enc(p.namespace)}/workloads/${enc(p.type)}/${enc(p.name)}`;
+  const tail = `/workloads/${enc(p.type)}/${enc(p.name)}`;
+  return isClusterScoped(p) ? tail : `/namespaces/${enc(p.namespace)}${tail}`;
 }
+
+const isClusterScoped = (p) => !p.namespace || p.namespace === "_";
 
 /** Depth-first flattening: [{comp, depth, path}] for every component row. */
 function walk(components, depth = 0, path = [], out = []) {
@@ -167,10 +171,11 @@ export function mount(root, params) {
   // Re-read the detail when the stream reports a change to this workload.
   const refresh = debounce(load, 300);
   let synced = false;
-  stop = stream("/watch/workloads", { namespace: params.namespace !== "_" ? params.namespace : "", type: params.type }, (msg) => {
+  const clusterScoped = isClusterScoped(params);
+  stop = stream("/watch/workloads", { namespace: clusterScoped ? "" : params.namespace, type: params.type }, (msg) => {
     if (msg.event === "synced") { synced = true; return; }
     const o = msg.data && msg.data.object;
-    if (synced && o && o.name === params.name) refresh();
+    if (synced && o && o.name === params.name && (clusterScoped ? !o.namespace : true)) refresh();
   }, (s) => { if (s === "retry") synced = false; });
   return () => { alive = false; if (stop) stop(); };
 }
