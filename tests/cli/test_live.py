@@ -497,6 +497,8 @@ def test_completion(kc: str, kube: KubeTestClient, namespace: str) -> None:
     env = {
         **os.environ,
         "WMAP_CATALOG_DIR": str(DATA / "catalog"),
+        # The 2 s default bounds a user's TAB; a loaded CI machine needs longer for discovery + list.
+        "WMAP_COMPLETION_TIMEOUT": "25",
         "_WMAP_COMPLETE": "bash_complete",
         "COMP_WORDS": f"wmap get --kubeconfig {kc} job",
         "COMP_CWORD": "4",

@@ -1,19 +1,30 @@
 """Dynamic shell completion: TYPE (root kinds of the merged definitions), NAME (objects of that
 type in the namespace ``get`` would search), namespaces, ``-o`` and ``--phase`` values.
 
-Every lookup runs in a daemon thread bounded by :data:`TIMEOUT` seconds; a failure or a timeout
-offers nothing, silently (no warnings on the terminal while the user types).
+Every lookup runs in a daemon thread bounded by :data:`TIMEOUT` seconds (``$WMAP_COMPLETION_TIMEOUT``
+overrides it, for slow clusters); a failure or a timeout offers nothing, silently (no warnings on the
+terminal while the user types).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
-TIMEOUT = 2.0
+
+def _timeout_from_env(default: float = 2.0) -> float:
+    try:
+        value = float(os.environ.get("WMAP_COMPLETION_TIMEOUT", default))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+TIMEOUT = _timeout_from_env()
 T = TypeVar("T")
 
 __all__ = ["TIMEOUT", "bounded", "complete_phase", "complete_type_or_name", "namespaces"]
@@ -39,7 +50,7 @@ def _session(ctx: click.Context) -> Any:
     from workload_map.cli.common import Session, _state
 
     state = _state(ctx)
-    state.conn.setdefault("request_timeout", f"{int(TIMEOUT)}s")
+    state.conn.setdefault("request_timeout", f"{max(1, int(TIMEOUT))}s")
     return Session(state)
 
 
