@@ -162,8 +162,11 @@ def test_cluster_wide_pods_informer_stops_promptly(
     try:
         assert inf.wait_for_sync(20)
         kube.make_pod("p1", namespace)
-        wait(lambda: inf.store.get(namespace, "p1") is not None, what="pod")
-        assert inf.store.get(namespace, "p1")["status"]["phase"] == "Running"  # type: ignore[index]
+        # make_pod creates the pod (Pending) and then sets its status, so two events arrive.
+        wait(
+            lambda: (inf.store.get(namespace, "p1") or {}).get("status", {}).get("phase") == "Running",
+            what="pod Running",
+        )
     finally:
         inf.stop()
     assert not inf.alive
