@@ -489,6 +489,79 @@ def test_requirements_and_fit(kube: KubeTestClient, namespace: str, kc: str) -> 
     assert rc == 1 and "no" in out and "error: the workload fits none of the contexts: wmap-test" in err
 
 
+def test_fit_scheduling_constraints_two_contexts(
+    cluster: TestCluster, kube: KubeTestClient, namespace: str, tmp_path: Path
+) -> None:
+    """--fit over two contexts (same test cluster, different namespaces) with the scheduler's node
+    filters: taints, a cordon, nodeSelector, required node affinity, GPUs used by running pods."""
+    path = cluster.write_kubeconfig(tmp_path / "kubeconfig", user="admin", namespace=namespace)
+    config = yaml.safe_load(path.read_text())
+    config["contexts"].append({"name": "wmap-other", "context": {"cluster": "wmap-test", "user": "admin"}})
+    config["contexts"][-1]["context"]["namespace"] = kube.create_namespace()
+    path.write_text(yaml.safe_dump(config))
+    kc2 = str(path)
+    base = f"fit2-{namespace}"[:55]
+    pool = {"wmap-fit": namespace}
+    taint = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+    kube.make_node(f"{base}-c", gpus=8, labels=pool, unschedulable=True)  # cordoned
+    kube.make_node(f"{base}-s", gpus=4, labels=pool)  # room for one 4-GPU pod
+    kube.make_node(f"{base}-t1", gpus=8, labels=pool, taints=[taint])
+    kube.make_node(f"{base}-t2", gpus=8, labels=pool, taints=[taint])
+    kube.make_node(f"{base}-x", gpus=8, taints=[taint])  # outside the pool: nodeSelector excludes it
+
+    manifest = yaml.safe_load((DATA / "jobset-leader-workers.yaml").read_text())
+    pods = [rj["template"]["spec"]["template"]["spec"] for rj in manifest["spec"]["replicatedJobs"]]
+
+    def check(name: str) -> tuple[int, list[dict[str, Any]], str]:
+        target = tmp_path / f"{name}.yaml"
+        target.write_text(yaml.safe_dump(manifest))
+        args = ("requirements", "-f", str(target), "--fit", "wmap-test,wmap-other", "--kubeconfig", kc2)
+        rc, out, err = wmap(*args, "-o", "json")
+        _, table, _ = wmap(*args)
+        fits = orjson.loads(out)["fit"]
+        assert [f["context"] for f in fits] == ["wmap-test", "wmap-other"], (out, err)
+        assert fits[0]["gangs"] == fits[1]["gangs"]  # same cluster
+        return rc, fits[0]["gangs"], table
+
+    # nodeSelector only: s holds the leader; the taints, the cordon and the pool keep the workers out
+    for spec in pods:
+        spec["nodeSelector"] = dict(pool)
+    rc, gangs, table = check("selector")
+    assert rc == 1
+    leader, workers = gangs  # the test catalog's JobSet: one gang per replicated job
+    assert leader["name"].endswith("/leader") and leader["fits"] is True
+    assert workers["placed"] == 0 and workers["minPods"] == 2 and not workers["fits"]
+    (unplaced,) = workers["unplaced"]
+    reasons = unplaced["reasons"]
+    assert unplaced["pods"] == 2 and unplaced["owner"] == "replicatedjob/workers"
+    assert reasons["taint nvidia.com/gpu=present:NoSchedule"] >= 2
+    assert reasons["cordoned"] >= 1 and reasons["insufficient nvidia.com/gpu"] == 1
+    assert reasons["nodeSelector"] >= 1  # x and every other test's node
+    assert workers["reason"].startswith("0 of 2 pods placed; 2 of replicatedjob/workers: ")
+    assert "by cordoned" in workers["reason"] and "by insufficient nvidia.com/gpu" in workers["reason"]
+    assert "wmap-test" in table and "wmap-other" in table and "0 of 2 pods placed" in table
+
+    # tolerating the GPU taint: s and t1 hold them
+    for spec in pods:
+        spec["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    rc, gangs, _ = check("tolerated")
+    assert rc == 0 and all(g["fits"] for g in gangs) and sum(g["placed"] for g in gangs) == 3
+
+    # t1's GPUs taken by a running pod, and required affinity keeping the pods off t2
+    kube.make_pod("gpu-hog", namespace, gpus=8, node=f"{base}-t1")
+    not_t2 = {"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": [f"{base}-t2"]}]}
+    for spec in pods:
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [not_t2]}
+            }
+        }
+    rc, gangs, _ = check("affinity")
+    assert rc == 1 and [g["placed"] for g in gangs] == [1, 0]
+    reasons = gangs[1]["unplaced"][0]["reasons"]
+    assert reasons["node affinity"] == 1 and reasons["insufficient nvidia.com/gpu"] == 2  # s and t1
+
+
 def test_completion(kc: str, kube: KubeTestClient, namespace: str) -> None:
     for shell in ("bash", "zsh", "fish"):
         rc, out, _ = wmap("completion", shell)

@@ -138,6 +138,8 @@ def test_gpu_node(kube: KubeTestClient) -> None:
     assert node["status"]["capacity"]["nvidia.com/gpu"] == "8"
     assert node["metadata"]["labels"]["nvidia.com/gpu.product"] == "H100"
     assert node["status"]["conditions"][0]["type"] == "Ready"
+    # the admission plugin's not-ready taint is gone, as the node lifecycle controller would do
+    assert not any(t["key"] == "node.kubernetes.io/not-ready" for t in node["spec"].get("taints") or [])
 
 
 def test_rbac_reader_sees_only_what_it_was_granted(

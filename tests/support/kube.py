@@ -509,7 +509,16 @@ class KubeTestClient:
             ],
             "addresses": [{"type": "Hostname", "address": name}],
         }
-        return self.update_status(node)
+        node = self.update_status(node)
+        # The TaintNodesByCondition admission plugin taints every new node
+        # node.kubernetes.io/not-ready:NoSchedule; on a real cluster the node lifecycle controller
+        # removes it once the node is Ready. No controller runs here: do its part for Ready nodes.
+        taints = (node.get("spec") or {}).get("taints") or []
+        kept = [t for t in taints if t.get("key") != "node.kubernetes.io/not-ready"]
+        if ready and len(kept) != len(taints):
+            node["spec"]["taints"] = kept
+            node = self.update(node)
+        return node
 
     # ------------------------------------------------------------------------------------ RBAC
 
