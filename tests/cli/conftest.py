@@ -5,39 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 DATA = Path(__file__).parent / "data"
-
-KARTA_CRD: dict[str, Any] = {
-    # A minimal structural CRD for kartas.run.ai (the project ships none yet).
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "kartas.run.ai"},
-    "spec": {
-        "group": "run.ai",
-        "scope": "Cluster",
-        "names": {"plural": "kartas", "singular": "karta", "kind": "Karta", "listKind": "KartaList"},
-        "versions": [
-            {
-                "name": "v1alpha1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-                            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-                        },
-                    }
-                },
-            }
-        ],
-    },
-}
 
 
 @pytest.fixture(autouse=True)

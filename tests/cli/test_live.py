@@ -14,7 +14,7 @@ import orjson
 import pytest
 import yaml
 
-from tests.cli.conftest import DATA, KARTA_CRD
+from tests.cli.conftest import DATA
 from tests.cli.helpers import (
     RUNNING_JOBSET_STATUS,
     jobset,
@@ -34,7 +34,8 @@ ROLE = "jobset.sigs.k8s.io/replicatedjob-name"
 
 
 @pytest.fixture
-def kc(cluster: TestCluster, namespace: str, tmp_path: Path) -> str:
+def kc(cluster: TestCluster, karta_crd: str, namespace: str, tmp_path: Path) -> str:
+    """Admin kubeconfig for ``namespace``; the cluster has the real Karta CRD (no Kartas)."""
     return str(cluster.write_kubeconfig(tmp_path / "kubeconfig", user="admin", namespace=namespace))
 
 
@@ -73,18 +74,6 @@ def seed(kube: KubeTestClient, namespace: str, name: str = "train", pods: bool =
             phase="Pending",
         )
     return js
-
-
-def ensure_karta_crd(kube: KubeTestClient) -> None:
-    if kube.status_of("GET", f"{crds.CRD_PATH}/kartas.run.ai") == 404:
-        crds.install_crds(kube, [KARTA_CRD])
-        kube.plural_for("run.ai/v1alpha1", "Karta")
-
-
-def remove_karta_crd(kube: KubeTestClient) -> None:
-    if kube.status_of("GET", f"{crds.CRD_PATH}/kartas.run.ai") != 404:
-        kube.request("DELETE", f"{crds.CRD_PATH}/kartas.run.ai")
-        kube.wait_until(lambda: kube.status_of("GET", "/apis/run.ai/v1alpha1/kartas") == 404, timeout=30)
 
 
 # --- get -----------------------------------------------------------------------------------------
@@ -351,13 +340,14 @@ def test_least_privilege_reader(
     assert rc == 1 and "error: not allowed to read JobSet:" in err
 
 
-def test_cluster_definitions_and_no_crd(kube: KubeTestClient, namespace: str, kc: str) -> None:
+def test_cluster_definitions_and_no_crd(
+    kube: KubeTestClient, namespace: str, kc: str, no_karta_crd: None
+) -> None:
     seed(kube, namespace, pods=False)
-    remove_karta_crd(kube)
     rc, _, err = wmap("get", "jobsets", "--kubeconfig", kc)
     assert rc == 0
     assert "warning: the kartas.run.ai CRD is not installed; showing built-in definitions only" in err
-    ensure_karta_crd(kube)
+    crds.ensure_karta_crd(kube)
     karta = yaml.safe_load((DATA / "catalog" / "jobset-x-k8s-io-jobset-v1alpha2.yaml").read_text())
     karta["metadata"] = {"name": "my-jobset"}
     kube.create(karta)

@@ -2,7 +2,7 @@
 
 The test server is Kubernetes v1.20: it serves admissionregistration v1 but not policy/v1, so the
 PodDisruptionBudget is checked as its policy/v1beta1 twin (deploy/pdb-v1beta1.yaml, same spec),
-and the CRD is sent down-levelled (no CEL rules; see tests/operator/karta_cluster.py).
+and the CRD is sent down-levelled (no CEL rules; see tests/support/crds.py karta_crd_doc).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.operator.karta_cluster import server_crd
 from tests.support.cluster import TestCluster
+from tests.support.crds import karta_crd_doc
 from tests.support.kube import KubeApiError, KubeTestClient, resource_path
 from workload_map.crd.generate import shipped_crd
 
@@ -109,7 +109,7 @@ def test_server_side_dry_run(kcluster: TestCluster, kkube: KubeTestClient) -> No
         if doc["kind"] == "Namespace":
             continue
         if doc["kind"] == "CustomResourceDefinition":
-            doc = server_crd()
+            doc = karta_crd_doc()
             # Already installed in this cluster: check it as an update (dry-run) instead.
             current = kkube.request(
                 "GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{doc['metadata']['name']}"

@@ -1,55 +1,19 @@
-"""Server test fixtures: the Karta CRD on the session cluster, an in-process app (ASGI test
-client) with the admin kubeconfig as the server's identity, and bearer headers per test user."""
+"""Server test fixtures: an in-process app (ASGI test client) with the admin kubeconfig as the
+server's identity, on the session cluster with the real Karta CRD (``karta_crd``), and bearer headers
+per test user."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
-from tests.support import crds
 from tests.support.cluster import TestCluster
-from tests.support.kube import KubeTestClient
 from workload_map.cluster.kubeconfig import ConnectionOptions, load_cluster_config
 from workload_map.server.app import ServerSettings, create_app
 from workload_map.server.state import ClusterState
-
-#: A structural Karta CRD that keeps the spec as given (the server validates with our validator).
-KARTA_CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "kartas.run.ai"},
-    "spec": {
-        "group": "run.ai",
-        "scope": "Cluster",
-        "names": {"plural": "kartas", "singular": "karta", "kind": "Karta", "listKind": "KartaList"},
-        "versions": [
-            {
-                "name": "v1alpha1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-                            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-                        },
-                    }
-                },
-            }
-        ],
-    },
-}
-
-
-def ensure_karta_crd(kube: KubeTestClient) -> None:
-    if kube.status_of("GET", f"{crds.CRD_PATH}/kartas.run.ai") == 404:
-        crds.install_crds(kube, [KARTA_CRD])
-        kube.plural_for("run.ai/v1alpha1", "Karta")
 
 
 @pytest.fixture(scope="module")
@@ -73,9 +37,8 @@ AppFactory = Callable[..., TestClient]
 
 
 @pytest.fixture(scope="module")
-def make_app(kube: KubeTestClient, admin_kubeconfig: Path) -> Iterator[AppFactory]:
+def make_app(karta_crd: str, admin_kubeconfig: Path) -> Iterator[AppFactory]:
     """``make_app(enable_writes=False)``: a started in-process app (closed at module end)."""
-    ensure_karta_crd(kube)
     opened: list[TestClient] = []
 
     def make(*, enable_writes: bool = False) -> TestClient:

@@ -4,6 +4,9 @@ v1.20 predates a few CRD schema keywords; :func:`downlevel_crd` removes them (se
 ``../shared/bin/README.md``). Two CRD names exist twice in the corpus (see ``shared/crds/SOURCES.md``):
 ``mpijobs.kubeflow.org`` and ``dynamographdeployments.nvidia.com``. :data:`DEFAULT_PREFER` picks one
 file for each; pass ``prefer=`` to pick the other, or :func:`swap_crd` on a running cluster.
+
+The project's own Karta CRD (``src/workload_map/crd/kartas.run.ai.yaml``) is made installable by
+:func:`karta_crd_doc`; :func:`ensure_karta_crd` / :func:`remove_karta_crd` install and delete it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import yaml
 
 from tests.support.apiserver_binary import cache_dir, shared_dir
 from tests.support.kube import KubeApiError, KubeTestClient
+from workload_map.crd.generate import shipped_crd
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
 
@@ -248,3 +252,57 @@ def swap_crd(client: KubeTestClient, crd: Path | Mapping[str, Any], *, timeout: 
     for version in doc["spec"]["versions"]:
         client.forget_discovery(f"{doc['spec']['group']}/{version['name']}")
     return name
+
+
+# ------------------------------------------------------------------------------------- Karta CRD
+
+KARTA_CRD_NAME = "kartas.run.ai"
+KARTA_API_VERSION = "run.ai/v1alpha1"
+
+
+def _nullable_strings(node: Any) -> None:
+    if isinstance(node, dict):
+        if node.get("type") == "string":
+            node["nullable"] = True
+        for value in node.values():
+            _nullable_strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            _nullable_strings(value)
+
+
+def karta_crd_doc() -> Obj:
+    """The project's shipped Karta CRD as the test API server accepts it: down-levelled for v1.20
+    (:func:`downlevel_crd`: no CEL, no list types) and with ``nullable: true`` on every string.
+
+    The v1.20.2 build in use validates an empty string inside a custom resource as ``null`` ("must be
+    of type string: null"), so e.g. the core group ``group: ""`` would be refused; with ``nullable``
+    it is accepted and stored as ``""``. Real clusters need neither change. Install it with
+    ``install_crds(client, [karta_crd_doc()], downlevel=False)`` or :func:`ensure_karta_crd`."""
+    doc = downlevel_crd(shipped_crd())
+    for version in doc["spec"]["versions"]:
+        _nullable_strings(version.get("schema"))
+    return doc
+
+
+def ensure_karta_crd(client: KubeTestClient) -> None:
+    """Install :func:`karta_crd_doc` unless a ``kartas.run.ai`` CRD exists; wait until it is served."""
+    if client.status_of("GET", f"{CRD_PATH}/{KARTA_CRD_NAME}") == 404:
+        install_crds(client, [karta_crd_doc()], downlevel=False)
+    client.forget_discovery(KARTA_API_VERSION)
+    client.plural_for(KARTA_API_VERSION, "Karta")
+
+
+def remove_karta_crd(client: KubeTestClient, *, timeout: float = 30.0) -> None:
+    """Delete the ``kartas.run.ai`` CRD (and every Karta) if present; wait until it is not served."""
+    if client.status_of("GET", f"{CRD_PATH}/{KARTA_CRD_NAME}") != 404:
+        client.request("DELETE", f"{CRD_PATH}/{KARTA_CRD_NAME}")
+
+    def gone() -> bool:
+        return (
+            client.status_of("GET", f"{CRD_PATH}/{KARTA_CRD_NAME}") == 404
+            and client.status_of("GET", "/apis/run.ai/v1alpha1/kartas") == 404
+        )
+
+    client.wait_until(gone, timeout=timeout)
+    client.forget_discovery(KARTA_API_VERSION)

@@ -5,7 +5,11 @@
 - ``kube`` (session): an admin :class:`KubeTestClient`.
 - ``namespace`` (function): a fresh namespace with a never-reused name.
 - ``extra_crd_docs`` (session): CRD documents to install on top, ``[]`` here; override it in a
-  conftest (e.g. to add the project's Karta CRD).
+  conftest.
+- ``karta_crd`` (session): the project's real Karta CRD (:func:`tests.support.crds.karta_crd_doc`)
+  installed on the session cluster; its value is the CRD name.
+- ``no_karta_crd`` (function): the Karta CRD removed for one test (and every Karta with it), installed
+  again afterwards.
 
 Installing the ~33 corpus CRDs takes about a minute on 2 cores (the apiserver rebuilds its OpenAPI
 document after each). The first session therefore saves etcd's data directory after installing them,
@@ -201,6 +205,24 @@ def kube(cluster: TestCluster) -> Iterator[KubeTestClient]:
 def namespace(kube: KubeTestClient) -> str:
     """A new namespace (deleted namespaces never go away here, so names are never reused)."""
     return kube.create_namespace()
+
+
+@pytest.fixture(scope="session")
+def karta_crd(kube: KubeTestClient) -> str:
+    """The real Karta CRD on the session cluster (installed once; tests that remove it through
+    ``no_karta_crd`` get it back afterwards)."""
+    crds.ensure_karta_crd(kube)
+    return crds.KARTA_CRD_NAME
+
+
+@pytest.fixture
+def no_karta_crd(kube: KubeTestClient) -> Iterator[None]:
+    """No ``kartas.run.ai`` CRD during the test; the real one is installed again afterwards."""
+    crds.remove_karta_crd(kube)
+    try:
+        yield
+    finally:
+        crds.ensure_karta_crd(kube)
 
 
 # ---------------------------------------------------------------------------------------- hooks
