@@ -450,6 +450,43 @@ FEATURES = [
     '{"a": "b"} | to_entries[] | "\\(.key)=\\(.value)"',
     "[.[]? | select(. == null) | 1]",
     'getpath(["a"]) // 5',
+    # destructuring alternatives (?//)
+    "[.[]? as [$a] ?// $a | $a]",
+    "[.[]? as {a: $x} ?// [$x] ?// $x | $x]",
+    "[[1, 2], [3]] | .[] as [$a, $b] ?// {a: $b} | [$a, $b]",
+    '[{"a": 5}, [1, 2]] | .[] as [$a, $b] ?// {a: $b} | [$a, $b]',
+    '[[1, 2]] | .[] as [$a] ?// $a | if ($a | type) == "number" then error("x") else $a end',
+    '[[1, 2]] | [(.[] as [$a] ?// $a | $a) | if type == "number" then error("x") else . end]',
+    '[[3]] | .[] as [$a] ?// [$b] | if $a != null then error("e") else {$a, $b} end',
+    '[[1, 2]] | [.[] as [$a] ?// $a | $a, error("y")]',
+    # streaming builtins
+    "[tostream]",
+    "fromstream(tostream)",
+    "[1 | truncate_stream([[0], 1], [[1, 0], 2], [[1, 0]], [[1]])]",
+    "fromstream(1 | truncate_stream([[0], 1], [[1, 0], 2], [[1, 0]], [[1]]))",
+    "[fromstream([[], 3], ([[0], 1], [[0]]))]",
+    "[.metadata? | tostream] | length",
+    # math and misc builtins
+    "[0, -0.5, 1e308, -8, 0.1] | map(significand)",
+    "[0, -0.5, 1e308, -8] | map(frexp)",
+    "[1.5 | ldexp(.; 3), ldexp(.; 2.7), ldexp(3; 1)]",
+    "[1, 2, 5] | map(tgamma), map(lgamma), map(gamma) | map(. * 1000 | round)",
+    "significand",
+    "input_filename",
+    "have_literal_numbers",
+    '[-5, -1.5, null, true, "a"] | map(abs?)',
+    "abs",
+    '["abc", "xabcx"] | map(trimstr("x"))',
+    'trimstr("x")',
+    '[debug("m"), debug("a", "b")]',
+    '[.[]? | ltrimstr("a")]',
+    "[limit(1.5; 1, 2, 3)], [limit(0.5; 1, 2)]",
+    'getpath(["a", 0])',
+    "[path(def f: .a; f), path(def g(p): p | .b; g(.x))]",
+    '[path(def f($k): .[$k]; f("a", "b"))]',
+    "[path(reduce empty as $x (.a; .b)), path(foreach (1, 2) as $x (.a; .))]",
+    "[path(nth(1; .a, .b)), path(limit(1; .a, .b)), path(.a // .b)]",
+    "def ps(f): [path(f)]; ps(.a, .b[0])",
 ]
 
 CASES = CATALOG + FEATURES
@@ -510,6 +547,15 @@ MESSAGES = [
     ("null | keys", "null (null) has no keys"),
     ("path(1)", "Invalid path expression with result 1"),
     ("limit(-1; 1)", "limit doesn't support negative count"),
+    ("{} | path(to_entries)", "Invalid path expression with result []"),
+    (
+        '{"a": {"b": [1, 2, 3, 4, 5, 6, 7, 8]}} | path(.a | tojson)',
+        'Invalid path expression with result "{\\"b\\":[1,2,3,4,5,6,7,8]}"',
+    ),
+    ("[1, 2] | path(last(.[]))", "Invalid path expression with result 2"),
+    ("null | abs", "null (null) cannot be negated"),
+    ("fromstream(1)", "Cannot index number with number (0)"),
+    ("1 | trimstr(1)", "startswith() requires string inputs"),
 ]
 
 

@@ -16,9 +16,34 @@ differences, all for safety:
 * Every evaluation is bounded: ``MAX_RESULTS`` outputs, a step budget (iterations, function
   calls, ``until`` rounds), 10M-character strings, 1M-element arrays, Python's recursion limit
   for recursion and nesting. Exceeding any raises ``ExpressionLimitError``.
-* Path expressions (``paths``/``assign``) follow jq: ``//``, ``select``, ``if``, ``first``,
-  ``getpath``, ``. as $x | path`` are paths; user-defined functions are not followed in path
-  mode.
+* Path expressions (``paths``/``assign``/``path(f)``/``pick``) follow jq: ``//``, ``select``,
+  ``if``, ``first(f)``, ``limit``, ``nth``, ``getpath``, ``try``/``?``, ``label``, ``debug``,
+  ``. as $x | path``, ``?//`` and user-defined functions (closure arguments included; recursion
+  is bounded by the step budget and the recursion limit) are paths. ``last(f)`` is not (jq 1.7+
+  defines it with ``reduce``; libjq fails with the last value, and so do we). Non-path results
+  fail with libjq's text, truncated like its 30-byte ``jv_dump_string_trunc``.
+  ``Expression.is_assignable`` is a conservative static view of the same rules.
+
+Known differences from libjq 1.8 (the reference):
+
+* ``reduce``/``foreach`` in path mode thread the accumulator's path through every update (gojq's
+  answer: ``path(reduce ("a","b") as $k (.; .[$k]))`` is ``["a","b"]``); libjq loses the path
+  after the first update and fails. Where libjq succeeds (no or one update, identity updates),
+  the answers agree.
+* libjq tracks paths by value *identity*, so on null inputs or values it accepts some non-paths
+  (``null | path(. as $x | $x)``, destructuring, ``ltrimstr``/``indices`` on strings); we
+  raise. The list for the test corpus is ``NOT_ASSIGNABLE_BUT_LIBJQ_PATH_OK`` in
+  ``tests/expr/test_writeback.py``.
+* ``?//`` retries the next pattern on errors from the body and from downstream, as libjq does,
+  but not on ``break``: libjq implements ``first``/``limit`` with label/break and so re-runs
+  later patterns after ``first(... ?// ...)``; we stop.
+* Numbers: Python ints and floats, no decNumber literal preservation: ``1e17`` prints as
+  ``1e+17`` (libjq keeps the literal as ``1E+17``), ``1e1000`` is infinity
+  (``1.7976931348623157e+308``), ``have_literal_numbers`` is true only in that 1.0 stays 1.0.
+  Math builtins (``lgamma``...) may differ from glibc in the last digit.
+* Not implemented: ``@base32``/``@base32d`` (the libjq build we test against rejects them too),
+  ``truncate_stream/2``-style extensions libjq lacks, ``$__prog_args``. ``ascii`` exists here
+  but not in libjq 1.8; ``builtins`` lists this engine's builtins (forbidden ones excluded).
 """
 
 from __future__ import annotations

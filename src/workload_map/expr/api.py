@@ -47,31 +47,78 @@ def _syntax_error(source: str, message: str, offset: int | None) -> ExpressionSy
     return ExpressionSyntaxError(source, f"{message}{where}{_caret(source, offset)}", offset)
 
 
-def _assignable(node: A.Node) -> bool:
-    """Static: does the expression denote paths (so it can be written to)?"""
-    if isinstance(node, A.Identity):
+# What a called name means to ``_assignable``: a definition (with the functions visible where it
+# was defined) or a closure argument (with the functions visible at the call site).
+_Funcs = dict[tuple[str, int], tuple[str, A.Node, "Any"]]
+
+# Builtins that are path expressions whatever their arguments (arguments run as values).
+_PATH_BUILTINS = frozenset(
+    {
+        ("select", 1),
+        ("empty", 0),
+        ("getpath", 1),
+        ("first", 0),
+        ("last", 0),
+        ("nth", 1),
+        ("debug", 0),
+        ("debug", 1),
+        ("stderr", 0),
+        *((name, 0) for name in ("values", "nulls", "booleans", "numbers", "strings", "arrays")),
+        *((name, 0) for name in ("objects", "iterables", "scalars", "finites", "normals")),
+    }
+)
+
+
+def _assignable(node: A.Node, funcs: _Funcs | None = None, active: frozenset[int] = frozenset()) -> bool:
+    """Static: does the expression denote paths (so ``paths()``/``assign`` cannot fail with
+    "Invalid path expression")? Conservative; follows user functions like path mode does."""
+    fs: _Funcs = funcs if funcs is not None else {}
+
+    def ok(n: A.Node, f: _Funcs = fs) -> bool:
+        return _assignable(n, f, active)
+
+    if isinstance(node, (A.Identity, A.Break)):
         return True
     if isinstance(node, (A.Index, A.Slice, A.Iterate)):
-        return _assignable(node.target)
-    if isinstance(node, A.Pipe):
-        return _assignable(node.left) and _assignable(node.right)
-    if isinstance(node, A.Comma):
-        return _assignable(node.left) and _assignable(node.right)
+        return ok(node.target)
+    if isinstance(node, (A.Pipe, A.Comma, A.Alt)):
+        return ok(node.left) and ok(node.right)
     if isinstance(node, A.Try):
-        return node.handler is None and _assignable(node.body)
+        handler_ok = node.handler is None or (
+            isinstance(node.handler, A.Call) and node.handler.name == "empty" and not node.handler.args
+        )
+        return handler_ok and ok(node.body)
     if isinstance(node, A.If):
-        return _assignable(node.then) and (node.otherwise is None or _assignable(node.otherwise))
+        return ok(node.then) and (node.otherwise is None or ok(node.otherwise))
     if isinstance(node, A.As):
-        # jq 1.7 tracks paths through `. as $x | path`; gojq's mutation may not (documented).
-        return _assignable(node.body)
+        # libjq indexes destructured values in path-tracking mode (and fails); `$x` binds are fine.
+        return isinstance(node.pattern, A.VarPattern) and not node.alternatives and ok(node.body)
+    if isinstance(node, A.Reduce):
+        return ok(node.init) and ok(node.update)
+    if isinstance(node, A.Foreach):
+        return ok(node.init) and ok(node.update) and (node.extract is None or ok(node.extract))
+    if isinstance(node, A.Label):
+        return ok(node.body)
+    if isinstance(node, A.FuncDef):
+        return ok(node.rest, {**fs, (node.name, len(node.params)): ("def", node, fs)})
     if isinstance(node, A.Call):
         key = (node.name, len(node.args))
-        if key in (("select", 1), ("empty", 0), ("getpath", 1), ("first", 0), ("last", 0)):
+        entry = fs.get(key)
+        if entry is not None:
+            kind, target, where = entry
+            if kind == "arg":
+                return _assignable(target, where, active)
+            assert isinstance(target, A.FuncDef)
+            if id(target) in active:
+                return True  # recursion: assume the other branches decide
+            inner: _Funcs = {**where, key: entry}
+            for param, arg in zip(target.params, node.args, strict=True):
+                inner[(param.lstrip("$"), 0)] = ("arg", arg, fs)
+            return _assignable(target.body, inner, active | {id(target)})
+        if key in _PATH_BUILTINS:
             return True
-        if key in (("first", 1), ("last", 1)):
-            return _assignable(node.args[0])
-        if key == ("limit", 2):
-            return _assignable(node.args[1])
+        if key in (("first", 1), ("limit", 2), ("nth", 2)):
+            return ok(node.args[-1])
         return False
     return False
 

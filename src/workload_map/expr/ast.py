@@ -191,12 +191,13 @@ Pattern = VarPattern | ArrayPattern | ObjectPattern
 
 @dataclass(frozen=True)
 class As:
-    """``source as $pattern | body``."""
+    """``source as $pattern | body``; ``alternatives`` are further patterns after ``?//``."""
 
     offset: int
     source: Node
     pattern: Pattern
     body: Node
+    alternatives: tuple[Pattern, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -121,6 +121,8 @@ class _Walker:
         if isinstance(node, A.As):
             self.walk(node.source, scope)
             names = self.pattern_vars(node.pattern, scope)
+            for alt in node.alternatives:
+                names |= self.pattern_vars(alt, scope)
             self.walk(node.body, _Scope(scope.funcs, scope.vars | names, scope.labels))
             return
         if isinstance(node, (A.Reduce, A.Foreach)):

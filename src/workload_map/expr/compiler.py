@@ -158,6 +158,13 @@ _export(
         "todateiso8601",
         "now",
         "iter_values",
+        "trimstr",
+        "significand",
+        "frexp",
+        "ldexp",
+        "lgamma",
+        "tgamma",
+        "tostream",
     ],
 )
 NAMESPACE["R_getpath"] = P.getpath
@@ -242,6 +249,13 @@ VALUE_FUNCS: dict[tuple[str, int], str] = {
     ("todate", 1): "R_strftime",
     ("bsearch", 1): "R_bsearch",
     ("pow", 2): "R_pow_",
+    ("trimstr", 1): "R_trimstr",
+    ("significand", 0): "R_significand",
+    ("frexp", 0): "R_frexp",
+    ("ldexp", 2): "R_ldexp",
+    ("gamma", 0): "R_lgamma",
+    ("lgamma", 0): "R_lgamma",
+    ("tgamma", 0): "R_tgamma",
 }
 
 # Value builtins that always return a boolean (so truthiness needs no extra test).
@@ -295,6 +309,7 @@ class Func:
     pyname: str
     params: tuple[str, ...] = ()
     single: bool = False
+    ppyname: str = ""  # path-mode version (user functions): ppyname(inp, pth, *closures) -> (v, p)
 
 
 @dataclass
@@ -321,6 +336,9 @@ class Gen:
     def __init__(self) -> None:
         self.counter = 0
         self.depth = 0
+        # When set, user functions also get a path-mode version and every closure argument
+        # carries its path-mode generator as attribute ``.p`` (see ``closure_args``).
+        self.paths_enabled = False
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -393,7 +411,8 @@ class Gen:
             )
         if isinstance(node, A.As):
             return (
-                s(node.source, env)
+                not node.alternatives
+                and s(node.source, env)
                 and s(node.body, self.bind_names(node.pattern, env))
                 and not any(not isinstance(k, A.Literal) for k in _pattern_keys(node.pattern))
             )
@@ -417,6 +436,8 @@ class Gen:
                 "infinite",
                 "nan",
                 "input_filename",
+                "have_literal_numbers",
+                "builtins",
             ):
                 return all(s(a, env) for a in node.args)
             if key in (("first", 0), ("last", 0), ("nth", 1), ("debug", 0), ("stderr", 0)):
@@ -449,6 +470,7 @@ class Gen:
     def declare(self, node: A.FuncDef, env: Env) -> Env:
         key = (node.name, len(node.params))
         f = Func("user", self.fresh("f" + _safe(node.name)), node.params, False)
+        f.ppyname = f.pyname + "_p"
         inner = env.with_func(key, f)
         if not node.params:
             body_env = inner
@@ -678,6 +700,12 @@ class Gen:
             return [], "R_inf"
         if name == "nan":
             return [], "R_nan"
+        if name == "input_filename":
+            return [], "None"
+        if name == "have_literal_numbers":
+            return [], "True"
+        if name == "builtins":
+            return [], "R_builtin_names()"
         if key in (("debug", 0), ("stderr", 0)):
             return [], inp
         if key == ("first", 0):
@@ -1023,8 +1051,64 @@ class Gen:
         )
 
     def as_body(self, node: A.As, src: str, inp: str, env: Env, k: K) -> list[str]:
+        if node.alternatives:
+            return self.as_alternatives(node, src, inp, env, k)
         env2 = self.bind_names(node.pattern, env)
         return self.bind_pattern(node.pattern, src, inp, env2) + self.stream(node.body, inp, env2, k)
+
+    def as_alternatives(
+        self, node: A.As, src: str, inp: str, env: Env, k: K, pth: str | None = None, pk: PK | None = None
+    ) -> list[str]:
+        """``src as P1 ?// P2 ... | body``: every pattern's variables are bound (null when the
+        current pattern lacks them). As in libjq, an error while binding a pattern or while
+        processing its outputs (body or anything downstream) moves on to the next pattern;
+        outputs already produced stay; the last pattern's errors propagate. With ``pth`` the
+        body runs in path mode and ``pk`` receives (value, path)."""
+        patterns = [node.pattern, *node.alternatives]
+        env2 = env
+        names: list[str] = []
+        for p in patterns:
+            for name in _pattern_vars(p):
+                if name not in names:
+                    names.append(name)
+                    env2 = env2.with_var(name, self.fresh("v" + _safe(name)))
+        reset = [f"{env2.vars[n]} = None" for n in names]
+        v = self.fresh("v")
+        buf: list[str] = []
+        if pth is None:
+            fn, gen = self.gen_fn(node.body, env2)
+            call = f"{fn}({inp})"
+            k2, buf = self.shareable(k, len(patterns))
+            emit = k2(v)
+        else:
+            assert pk is not None
+            fn, gen = self.pgen_fn(node.body, env2)
+            call = f"{fn}({inp}, {pth})"
+            emit = pk(f"{v}[0]", f"{v}[1]")
+        go = self.fresh("go")
+        lines = [*buf, *gen, f"{go} = True"]
+        for i, p in enumerate(patterns):
+            bind = [*reset, *self.bind_pattern(p, src, inp, env2)]
+            if i == len(patterns) - 1:
+                lines += [f"if {go}:", *indent([*bind, f"for {v} in {call}:", *indent(emit or ["pass"])])]
+                break
+            it = self.fresh("it")
+            block = [
+                f"{it} = None",
+                "try:",
+                *indent([*bind, f"{it} = {call}"]),
+                "except R_JqError:",
+                "    pass",
+                f"if {it} is not None:",
+                f"    {go} = False",
+                "    try:",
+                f"        for {v} in {it}:",
+                *indent(emit or ["pass"], 3),
+                "    except R_JqError:",
+                f"        {go} = True",
+            ]
+            lines += [f"if {go}:", *indent(block)]
+        return lines + (self.flush(buf, k) if pth is None else [])
 
     def bind_pattern(self, pattern: A.Pattern, src: str, inp: str, env: Env) -> list[str]:
         if isinstance(pattern, A.VarPattern):
@@ -1157,18 +1241,10 @@ class Gen:
             *indent(k(v) or ["pass"]),
         ]
 
-    def func_def(self, node: A.FuncDef, env: Env) -> list[str]:
+    def value_func_def(self, node: A.FuncDef, env: Env) -> list[str]:
         f = env.funcs[(node.name, len(node.params))]
         inp = self.fresh("i")
-        body_env = env
-        py_params = []
-        value_params = []
-        for p in node.params:
-            pn = self.fresh("p" + _safe(p.lstrip("$")))
-            py_params.append(pn)
-            body_env = body_env.with_func((p.lstrip("$"), 0), Func("closure", pn))
-            if p.startswith("$"):
-                value_params.append((p[1:], pn))
+        body_env, py_params, value_params = self.func_body_env(node, env)
         head = f"def {f.pyname}({', '.join([inp, *py_params])}):"
         budget = ["_b[0] -= 1", "if _b[0] < 0: R_over_budget()"]
         saved = self.depth
@@ -1191,6 +1267,75 @@ class Gen:
         finally:
             self.depth = saved
 
+    def func_def(self, node: A.FuncDef, env: Env) -> list[str]:
+        lines = self.value_func_def(node, env)
+        if self.paths_enabled:
+            lines += self.path_func_def(node, env)
+        return lines
+
+    def func_body_env(self, node: A.FuncDef, env: Env) -> tuple[Env, list[str], list[tuple[str, str]]]:
+        body_env = env
+        py_params = []
+        value_params = []
+        for p in node.params:
+            pn = self.fresh("p" + _safe(p.lstrip("$")))
+            py_params.append(pn)
+            body_env = body_env.with_func((p.lstrip("$"), 0), Func("closure", pn))
+            if p.startswith("$"):
+                value_params.append((p[1:], pn))
+        return body_env, py_params, value_params
+
+    def path_func_def(self, node: A.FuncDef, env: Env) -> list[str]:
+        """``def f_p(inp, pth, *closures)``: the function's outputs as (value, path) pairs."""
+        f = env.funcs[(node.name, len(node.params))]
+        inp = self.fresh("i")
+        pth = self.fresh("p")
+        body_env, py_params, value_params = self.func_body_env(node, env)
+        head = f"def {f.ppyname}({', '.join([inp, pth, *py_params])}):"
+        budget = ["_b[0] -= 1", "if _b[0] < 0: R_over_budget()"]
+
+        def bind_values(i: int, benv: Env) -> list[str]:
+            if i == len(value_params):
+                return self.pstream(node.body, inp, pth, benv, lambda v, p: [f"yield ({v}, {p})"])
+            name, pn = value_params[i]
+            v = self.fresh("v" + _safe(name))
+            benv2 = benv.with_var(name, v)
+            return [f"for {v} in {pn}({inp}):", *indent(bind_values(i + 1, benv2) or ["pass"])]
+
+        saved = self.depth
+        self.depth = 0
+        try:
+            body = bind_values(0, body_env)
+        finally:
+            self.depth = saved
+        return [head, *indent([*budget, *body, "return", "yield"])]
+
+    def pgen_fn(self, node: A.Node, env: Env) -> tuple[str, list[str]]:
+        """A local generator ``name(inp, pth)`` yielding the node's (value, path) pairs."""
+        fn = self.fresh("g")
+        inp = self.fresh("i")
+        pth = self.fresh("p")
+        saved = self.depth
+        self.depth = 0
+        try:
+            body = self.pstream(node, inp, pth, env, lambda v, p: [f"yield ({v}, {p})"])
+        finally:
+            self.depth = saved
+        return fn, [f"def {fn}({inp}, {pth}):", *indent(body), "    return", "    yield"]
+
+    def closure_args(self, args: tuple[A.Node, ...], env: Env) -> tuple[list[str], list[str]]:
+        """Closures for a user-function call; with paths enabled each gets its path form as ``.p``."""
+        lines: list[str] = []
+        closures = []
+        for a in args:
+            fn, gen = self.gen_fn(a, env)
+            lines += gen
+            if self.paths_enabled:
+                pfn, pgen = self.pgen_fn(a, env)
+                lines += [*pgen, f"{fn}.p = {pfn}"]
+            closures.append(fn)
+        return lines, closures
+
     # ------------------------------------------------------------------ calls
     def call_stream(self, node: A.Call, inp: str, env: Env, k: K) -> list[str]:
         key = (node.name, len(node.args))
@@ -1200,12 +1345,7 @@ class Gen:
             v = self.fresh("v")
             if f.kind == "closure":
                 return [f"for {v} in {f.pyname}({inp}):", *indent(k(v))]
-            lines: list[str] = []
-            closures = []
-            for a in args:
-                fn, gen = self.gen_fn(a, env)
-                lines += gen
-                closures.append(fn)
+            lines, closures = self.closure_args(args, env)
             return [*lines, f"for {v} in {f.pyname}({', '.join([inp, *closures])}):", *indent(k(v))]
         if key in VALUE_FUNCS or (name in ("error", "ltrimstr", "rtrimstr", "nth") and key != ("nth", 2)):
             return self.cartesian_call(node, inp, env, k)
@@ -1301,7 +1441,43 @@ class Gen:
 
             return self.stream(args[0], inp, env, with_arg)
         if key in (("debug", 1),):
-            return self.stream(args[0], inp, env, lambda _m: k(inp))
+            # jq: `def debug(msg): (msg | debug | empty), .;` -- one output whatever msg yields.
+            return [*self.stream(args[0], inp, env, lambda _m: ["pass"]), *k(inp)]
+        if key == ("tostream", 0):
+            m = self.fresh("m")
+            evs = self.fresh("l")
+            return [
+                f"{evs} = R_tostream({inp})",
+                f"_b[0] -= len({evs})",
+                "if _b[0] < 0: R_over_budget()",
+                f"for {m} in {evs}:",
+                *indent(k(m)),
+            ]
+        if key == ("fromstream", 1):
+            st = self.fresh("st")
+            out = self.fresh("o")
+
+            def on_event(ev: str) -> list[str]:
+                return [
+                    f"{st}, {out} = R_fromstream_step({st}, {ev})",
+                    f"if {out} is not R_NOTHING:",
+                    *indent(k(out)),
+                ]
+
+            return [f"{st} = None", *self.stream(args[0], inp, env, on_event)]
+        if key == ("truncate_stream", 1):
+            # jq: `. as $n | null | stream | if (.[0]|length) > $n then setpath([0]; .[0][$n:]) ...`
+            nul = self.fresh("i")
+            out = self.fresh("o")
+
+            def on_ev(ev: str) -> list[str]:
+                return [
+                    f"{out} = R_truncate_event({inp}, {ev})",
+                    f"if {out} is not R_NOTHING:",
+                    *indent(k(out)),
+                ]
+
+            return [f"{nul} = None", *self.stream(args[0], nul, env, on_ev)]
         if key == ("getpath", 1):
             return self.cartesian_call(node, inp, env, k)
         raise CompileFailure(f"{name}/{len(args)} is not defined")
@@ -1673,6 +1849,15 @@ class Gen:
                 )
             lines += ["        break", *indent(k(f"{v}[0]", f"{v}[1]"))]
             return lines
+        if isinstance(node, A.As) and node.alternatives:
+            return self.stream(
+                node.source,
+                inp,
+                env,
+                lambda s: self.with_name(
+                    s, lambda sn: self.as_alternatives(node, sn, inp, env, lambda _v: [], pth, k)
+                ),
+            )
         if isinstance(node, A.As):
 
             def as_body(s: str) -> list[str]:
@@ -1714,8 +1899,21 @@ class Gen:
             ]
         if isinstance(node, A.Break):
             return self.stream(node, inp, env, lambda v: [])
-        if isinstance(node, A.Call) and (node.name, len(node.args)) not in env.funcs:
-            return self.pcall(node, inp, pth, env, k)
+        if isinstance(node, A.Reduce):
+            return self.preduce(node, inp, pth, env, k)
+        if isinstance(node, A.Foreach):
+            return self.pforeach(node, inp, pth, env, k)
+        if isinstance(node, A.Call):
+            f = env.funcs.get((node.name, len(node.args)))
+            if f is None:
+                return self.pcall(node, inp, pth, env, k)
+            v = self.fresh("v")
+            p = self.fresh("p")
+            if f.kind == "closure":
+                return [f"for {v}, {p} in {f.pyname}.p({inp}, {pth}):", *indent(k(v, p))]
+            lines, closures = self.closure_args(node.args, env)
+            call = f"{f.ppyname}({', '.join([inp, pth, *closures])})"
+            return [*lines, f"for {v}, {p} in {call}:", *indent(k(v, p))]
         # Anything else is not a path expression: jq fails on the first value it produces.
         return self.stream(node, inp, env, lambda v: [f"R_path_error({v})"])
 
@@ -1753,12 +1951,17 @@ class Gen:
                     ],
                 ),
             )
-        if key in (("first", 1), ("last", 1), ("limit", 2)):
-            fn = self.fresh("g")
-            i2 = self.fresh("i")
-            p2 = self.fresh("p")
-            body = self.pstream(args[-1], i2, p2, env, lambda v, p: [f"yield ({v}, {p})"])
-            lines = [f"def {fn}({i2}, {p2}):", *indent(body), "    return", "    yield"]
+        if key == ("last", 1):
+            # jq 1.7+: `def last(f): reduce f as $x (null; $x)` -- the result is $x, a value and
+            # not a path, so libjq fails with the last output (and yields nothing for none).
+            r = self.fresh("r")
+            return [
+                f"{r} = R_NOTHING",
+                *self.stream(args[0], inp, env, lambda v: [f"{r} = {v}"]),
+                f"if {r} is not R_NOTHING: R_path_error({r})",
+            ]
+        if key in (("first", 1), ("limit", 2), ("nth", 2)):
+            fn, lines = self.pgen_fn(args[-1], env)
             v = self.fresh("v")
             if key == ("first", 1):
                 return [
@@ -1766,37 +1969,114 @@ class Gen:
                     f"for {v} in R_islice({fn}({inp}, {pth}), 1):",
                     *indent(k(f"{v}[0]", f"{v}[1]")),
                 ]
-            if key == ("last", 1):
-                r = self.fresh("r")
-                return [
-                    *lines,
-                    f"{r} = None",
-                    f"for {r} in {fn}({inp}, {pth}): pass",
-                    f"if {r} is not None:",
-                    *indent(k(f"{r}[0]", f"{r}[1]")),
-                ]
-            return self.stream(
-                args[0],
-                inp,
-                env,
-                lambda n: (
-                    [
-                        *lines,
-                        f"for {v} in R_islice({fn}({inp}, {pth}), max(0, int({n}))):",
-                        *indent(k(f"{v}[0]", f"{v}[1]")),
+
+            def with_n(n: str) -> list[str]:
+                nn = self.fresh("n")
+                if key == ("nth", 2):
+                    checks = [f"if {nn} < 0: R_raise_error('Out of bounds negative array index')"]
+                    window = f"int({nn}), int({nn}) + 1"
+                else:
+                    checks = [
+                        f"if type({nn}) is not int and type({nn}) is not float: "
+                        "R_raise_error('Invalid limit: must be a number')",
+                        f'if {nn} < 0: R_raise_error("limit doesn\'t support negative count")',
                     ]
-                ),
-            )
+                    window = f"max(0, int(-(-{nn} // 1)))"
+                return [
+                    f"{nn} = {n}",
+                    *checks,
+                    *lines,
+                    f"for {v} in R_islice({fn}({inp}, {pth}), {window}):",
+                    *indent(k(f"{v}[0]", f"{v}[1]")),
+                ]
+
+            return self.stream(args[0], inp, env, with_n)
         if key in (("first", 0), ("last", 0)):
             idx = "0" if node.name == "first" else "-1"
             return self.with_name(f"R_index({inp}, {idx})", lambda vn: k(vn, f"({pth} + ({idx},))"))
         if key in (("debug", 0), ("stderr", 0)):
             return k(inp, pth)
+        if key == ("debug", 1):
+            return self.stream(A.Call(node.offset, "debug", (args[0],)), inp, env, lambda _v: k(inp, pth))
+        if key == ("nth", 1):
+            return self.stream(
+                args[0],
+                inp,
+                env,
+                lambda n: self.with_name(
+                    n,
+                    lambda nn: self.with_name(
+                        f"R_index({inp}, {nn})", lambda vn: k(vn, f"({pth} + ({nn},))")
+                    ),
+                ),
+            )
         return self.stream(node, inp, env, lambda v: [f"R_path_error({v})"])
+
+    def preduce(self, node: A.Reduce, inp: str, pth: str, env: Env, k: PK) -> list[str]:
+        """Path mode threads the accumulator's path through the updates (as gojq does; libjq
+        loses it after the first update and fails with "Invalid path expression near ...")."""
+        acc, accp = self.fresh("acc"), self.fresh("accp")
+        env2 = self.bind_names(node.pattern, env)
+
+        def step(v: str) -> list[str]:
+            zv, zp = self.fresh("z"), self.fresh("zp")
+            return [
+                *self.bind_pattern(node.pattern, v, inp, env2),
+                f"if {accp} is None: R_path_error({acc})",
+                f"{zv}, {zp} = None, None",
+                *self.pstream(node.update, acc, accp, env2, lambda u, up: [f"{zv}, {zp} = {u}, {up}"]),
+                f"{acc}, {accp} = {zv}, {zp}",
+            ]
+
+        def with_init(iv: str, ip: str) -> list[str]:
+            return [
+                f"{acc}, {accp} = {iv}, {ip}",
+                *self.stream(node.source, inp, env, lambda v: self.with_name(v, step)),
+                f"if {accp} is None: R_path_error({acc})",
+                *k(acc, accp),
+            ]
+
+        return self.pstream(node.init, inp, pth, env, with_init)
+
+    def pforeach(self, node: A.Foreach, inp: str, pth: str, env: Env, k: PK) -> list[str]:
+        acc, accp = self.fresh("acc"), self.fresh("accp")
+        env2 = self.bind_names(node.pattern, env)
+
+        def step(v: str) -> list[str]:
+            def emit(u: str, up: str) -> list[str]:
+                out = [f"{acc}, {accp} = {u}, {up}"]
+                if node.extract is None:
+                    return out + k(acc, accp)
+                return out + self.pstream(node.extract, acc, accp, env2, k)
+
+            return self.bind_pattern(node.pattern, v, inp, env2) + self.pstream(
+                node.update, acc, accp, env2, emit
+            )
+
+        def with_init(iv: str, ip: str) -> list[str]:
+            return [
+                f"{acc}, {accp} = {iv}, {ip}",
+                *self.stream(node.source, inp, env, lambda v: self.with_name(v, step)),
+            ]
+
+        return self.pstream(node.init, inp, pth, env, with_init)
+
+
+def _dump_trunc(v: Any) -> str:
+    """libjq 1.8's ``jv_dump_string_trunc`` with its 30-byte buffer: over 29 bytes, keep 25
+    bytes (whole characters), then ``...`` and the text's last character."""
+    try:
+        text = R.dump(v)
+    except (R.LimitExceeded, RecursionError):
+        return "..."
+    raw = text.encode()
+    if len(raw) <= 29:
+        return text
+    return raw[:25].decode(errors="ignore") + "..." + text[-1]
 
 
 def _path_error(v: Any) -> Any:
-    raise R.JqPathError(f"Invalid path expression with result {R.describe(v).split(' (', 1)[1][:-1]}")
+    raise R.JqPathError(f"Invalid path expression with result {_dump_trunc(v)}")
 
 
 NAMESPACE["R_path_error"] = _path_error
@@ -1825,6 +2105,36 @@ def _substitute(s: Any, pattern: Any, flags: Any, repl: Callable[[Any], Any], gl
 
 
 NAMESPACE["R_substitute"] = _substitute
+
+
+def _fromstream_step(state: Any, ev: Any) -> tuple[Any, Any]:
+    """One event of jq's ``fromstream`` (its definition, step by step): returns the new state
+    ``{"x": partial, "e": done}`` and the completed value or NOTHING."""
+    if state is None or state["e"]:
+        state = {"x": None, "e": False}
+    head = R.index(ev, 0)
+    if R.jeq(V.length(ev), 2):
+        state = P.setpath(state, ["e"], R.jeq(V.length(head), 0))
+        state = P.setpath(state, R.add(["x"], head), R.index(ev, 1))
+    else:
+        state = P.setpath(state, ["e"], R.jeq(V.length(head), 1))
+    return state, (state["x"] if state["e"] else R.NOTHING)
+
+
+def _truncate_event(depth: Any, ev: Any) -> Any:
+    head = R.index(ev, 0)
+    if R.compare(V.length(head), depth) > 0:
+        return P.setpath(ev, [0], R.slice_value(head, depth, None))
+    return R.NOTHING
+
+
+def _builtin_names() -> list[str]:
+    return sorted(f"{name}/{arity}" for name, arity in BUILTINS)
+
+
+NAMESPACE["R_fromstream_step"] = _fromstream_step
+NAMESPACE["R_truncate_event"] = _truncate_event
+NAMESPACE["R_builtin_names"] = _builtin_names
 
 
 def _literal(v: Any) -> str:
@@ -1867,6 +2177,20 @@ def _pattern_keys(p: A.Pattern) -> list[A.Node]:
     return []
 
 
+def _uses_path_mode(node: Any) -> bool:
+    """Does the expression call ``path``/``pick`` anywhere (so value code needs path closures)?"""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, A.Call) and (n.name, len(n.args)) in (("path", 1), ("pick", 1)):
+            return True
+        if isinstance(n, (list, tuple)):
+            stack.extend(n)
+        elif hasattr(n, "__dataclass_fields__"):
+            stack.extend(getattr(n, f) for f in n.__dataclass_fields__)
+    return False
+
+
 @dataclass
 class Program:
     all_fn: Callable[..., list[Any]]
@@ -1886,6 +2210,7 @@ def build(root: A.Node, variables: tuple[str, ...]) -> Program:
         header.append(f"{py} = _vars[{name!r}]")
     budget = [f"_b = [{R.STEP_BUDGET}]"]
 
+    gen.paths_enabled = _uses_path_mode(root)
     sv = gen.single(root, "inp", env)
     if sv is not None:
         all_body = [*sv[0], f"return [{sv[1]}]"]
@@ -1901,6 +2226,7 @@ def build(root: A.Node, variables: tuple[str, ...]) -> Program:
             "return _out",
         ]
     first_body = [*gen.stream(root, "inp", env, lambda v: [f"return {v}"]), "return None"]
+    gen.paths_enabled = True
     paths_body = [
         "_out = []",
         *gen.pstream(

@@ -29,16 +29,17 @@ _ARITY0 = (
     "infinite nan isinfinite isnan isnormal sort unique min max reverse explode implode ascii ascii_downcase "
     "ascii_upcase tojson fromjson todate fromdate fromdateiso8601 todateiso8601 now first last objects "
     "arrays strings numbers booleans nulls iterables scalars finites normals toarray trim ltrim rtrim env "
-    "debug stderr "
+    "debug stderr input_filename have_literal_numbers builtins tostream significand frexp gamma lgamma "
+    "tgamma "
     "transpose gmtime mktime"
 )
 _ARITY1 = (
     "error getpath splits ltrimstr rtrimstr startswith endswith has in inside contains map map_values path "
     "select with_entries add any all flatten sort_by group_by unique_by min_by max_by split join test match "
     "capture scan indices index rindex first last nth isempty IN INDEX pick debug strftime strptime todate "
-    "bsearch"
+    "bsearch fromstream truncate_stream trimstr"
 )
-_ARITY2 = "any all split splits test match capture scan sub gsub nth limit until IN INDEX setpath pow"
+_ARITY2 = "any all split splits test match capture scan sub gsub nth limit until IN INDEX setpath pow ldexp"
 BUILTINS: frozenset[tuple[str, int]] = frozenset(
     [(n, 0) for n in _ARITY0.split()]
     + [(n, 1) for n in _ARITY1.split()]

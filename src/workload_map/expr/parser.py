@@ -221,9 +221,13 @@ class Parser:
                 t = self.tok
                 self.i += 1
                 pattern = self.parse_pattern()
+                alternatives: list[A.Pattern] = []
+                while self.is_op("?//"):
+                    self.i += 1
+                    alternatives.append(self.parse_pattern())
                 self.expect_op("|")
                 body = self.parse_pipe()
-                return A.As(t.offset, term, pattern, body)
+                return A.As(t.offset, term, pattern, body, tuple(alternatives))
             return term
         finally:
             self.depth -= 1

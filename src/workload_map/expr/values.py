@@ -669,9 +669,83 @@ def fabs(v: Any) -> Any:
 
 
 def jabs(v: Any) -> Any:
+    """jq 1.8: ``if type == "number" and . < 0 then -. else . end`` for numbers; other values
+    below 0 in jq's order (null, booleans) cannot be negated, the rest pass through."""
     if type(v) is int or type(v) is float:
         return -v if v < 0 else v
-    raise JqError(f"{describe(v)} has no absolute value")
+    if v is None or type(v) is bool:
+        raise JqError(f"{describe(v)} cannot be negated")
+    return v
+
+
+def trimstr(v: Any, s: Any) -> Any:
+    return rtrimstr(ltrimstr(v, s), s)
+
+
+def significand(v: Any) -> Any:
+    x = _need_num(v, "significand")
+    if x == 0 or not math.isfinite(x):
+        return x
+    m, _e = math.frexp(x)
+    return _intish(m * 2)
+
+
+def frexp(v: Any) -> list[Any]:
+    x = _need_num(v, "frexp")
+    if not math.isfinite(x):
+        return [x, 0]
+    m, e = math.frexp(x)
+    return [_intish(m), e]
+
+
+def ldexp(v: Any, a: Any, b: Any) -> Any:
+    x = _need_num(a, "ldexp")
+    e = _need_num(b, "ldexp")
+    try:
+        return _intish(math.ldexp(x, int(e)))
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def lgamma(v: Any) -> Any:
+    x = _need_num(v, "lgamma")
+    try:
+        return math.lgamma(x)
+    except (ValueError, OverflowError):
+        return math.inf
+
+
+def tgamma(v: Any) -> Any:
+    x = _need_num(v, "tgamma")
+    try:
+        return _intish(math.gamma(x))
+    except OverflowError:
+        return math.inf
+    except ValueError:
+        return math.inf if x == 0 else math.nan
+
+
+def tostream(v: Any) -> list[list[Any]]:
+    """jq's ``tostream``: [path, leaf] events in document order, and [path] after each
+    non-empty container's last child."""
+    out: list[list[Any]] = []
+
+    def walk(x: Any, path: list[Any]) -> None:
+        if type(x) is dict and x:
+            items: Any = x.items()
+        elif type(x) is list and x:
+            items = enumerate(x)
+        else:
+            out.append([path, x])
+            return
+        last: Any = None
+        for key, child in items:
+            walk(child, [*path, key])
+            last = key
+        out.append([[*path, last]])
+
+    walk(v, [])
+    return out
 
 
 def _float_fn(fn: Any, v: Any) -> Any:
