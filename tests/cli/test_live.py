@@ -26,11 +26,12 @@ from tests.cli.helpers import (
 from tests.support import crds
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient, owner_reference, rule
+from tests.support.seed import JOBSET_ROLE, PYTORCH_ROLE, role_pods
 from tests.views.schema_check import check
 
 pytestmark = pytest.mark.cluster
 
-ROLE = "jobset.sigs.k8s.io/replicatedjob-name"
+ROLE = JOBSET_ROLE
 
 
 @pytest.fixture
@@ -43,36 +44,12 @@ def seed(kube: KubeTestClient, namespace: str, name: str = "train", pods: bool =
     js = kube.create(jobset(name, namespace))
     js = kube.set_status(js, RUNNING_JOBSET_STATUS)
     if pods:
-        kube.make_pod(
-            f"{name}-leader-0",
-            namespace,
-            owner=js,
-            labels={ROLE: "leader"},
-            gpus=4,
-            cpu="4",
-            memory="16Gi",
-            node="node-a",
+        replicas = (
+            (f"{name}-leader-0", "leader", "node-a"),
+            (f"{name}-workers-0", "workers", "node-b"),
+            (f"{name}-workers-1", "workers", None),  # Pending
         )
-        kube.make_pod(
-            f"{name}-workers-0",
-            namespace,
-            owner=js,
-            labels={ROLE: "workers"},
-            gpus=4,
-            cpu="4",
-            memory="16Gi",
-            node="node-b",
-        )
-        kube.make_pod(
-            f"{name}-workers-1",
-            namespace,
-            owner=js,
-            labels={ROLE: "workers"},
-            gpus=4,
-            cpu="4",
-            memory="16Gi",
-            phase="Pending",
-        )
+        role_pods(kube, js, ROLE, replicas, gpus=4, cpu="4", memory="16Gi")
     return js
 
 
@@ -245,22 +222,8 @@ def test_describe_seed_jobset_live(kube: KubeTestClient, namespace: str, kc: str
 def test_describe_pytorchjob_lws_raycluster(kube: KubeTestClient, namespace: str, kc: str) -> None:
     pt = kube.create(pytorchjob("llama", namespace))
     kube.set_status(pt, {"conditions": [{"type": "Running", "status": "True"}]})
-    kube.make_pod(
-        "llama-master-0",
-        namespace,
-        owner=pt,
-        labels={"training.kubeflow.org/replica-type": "master"},
-        gpus=8,
-        node="n1",
-    )
-    kube.make_pod(
-        "llama-worker-0",
-        namespace,
-        owner=pt,
-        labels={"training.kubeflow.org/replica-type": "worker"},
-        gpus=8,
-        node="n2",
-    )
+    replicas = (("llama-master-0", "master", "n1"), ("llama-worker-0", "worker", "n2"))
+    role_pods(kube, pt, PYTORCH_ROLE, replicas, gpus=8)
     rc, out, err = wmap("describe", "pytorchjob/llama", "--kubeconfig", kc)
     assert rc == 0, err
     assert (

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,51 +10,22 @@ import httpx
 import pytest
 
 from tests.exporter.promparse import Exposition, parse
-from tests.support.cluster import TestCluster, free_port
+from tests.support.cluster import TestCluster
+from tests.support.processes import WmapProcess
 
 
-class ExporterProcess:
+class ExporterProcess(WmapProcess):
+    """``wmap exporter`` (see :class:`WmapProcess`) with an HTTP client for its endpoints."""
+
     def __init__(self, args: list[str], log_path: Path) -> None:
-        self.port = free_port()
-        self.log_path = log_path
-        env = dict(os.environ)
-        for name in ("WMAP_CATALOG_DIR", "KUBECONFIG"):
-            env.pop(name, None)
-        env["HOME"] = str(log_path.parent)
-        self.log = log_path.open("wb")
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "workload_map.cli.main",
-                "exporter",
-                "--listen",
-                f"127.0.0.1:{self.port}",
-                *args,
-            ],
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-        self.url = f"http://127.0.0.1:{self.port}"
+        super().__init__("exporter", args, log_path)
         self.http = httpx.Client(timeout=10)
 
     def get(self, path: str, **kwargs: object) -> httpx.Response:
         return self.http.get(self.url + path, **kwargs)  # type: ignore[arg-type]
 
     def wait_ready(self, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"exporter exited: {self.log_path.read_text()[-3000:]}")
-            try:
-                if self.get("/readyz").status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"exporter not ready: {self.log_path.read_text()[-3000:]}")
-            time.sleep(0.2)
+        super().wait_ready(timeout)
 
     def scrape(self) -> Exposition:
         r = self.get("/metrics")
@@ -72,19 +40,12 @@ class ExporterProcess:
             if check(exp):  # type: ignore[operator]
                 return exp
             if time.monotonic() > deadline:
-                tail = self.log_path.read_text()[-3000:]
-                raise AssertionError(f"timed out waiting for {what}\nexporter log tail:\n{tail}")
+                raise AssertionError(f"timed out waiting for {what}\nexporter log tail:\n{self.tail(3000)}")
             time.sleep(0.2)
 
     def stop(self) -> None:
         self.http.close()
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
+        super().stop()
 
 
 def start_exporter(cluster: TestCluster, tmp: Path, *extra: str) -> ExporterProcess:

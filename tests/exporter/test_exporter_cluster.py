@@ -13,10 +13,10 @@ import httpx
 
 from tests.exporter.conftest import ExporterProcess
 from tests.exporter.promparse import Exposition, parse
-from tests.exporter.workloads import create_jobset_tree, running_status
 from tests.support import crds
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient
+from tests.support.seed import create_jobset_tree, running_status
 
 Factory = Callable[..., ExporterProcess]
 ROLES = (("leader", 1), ("workers", 2))

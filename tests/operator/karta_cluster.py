@@ -4,7 +4,8 @@ These tests register admission webhooks, restart the API server and kill operato
 the shared session cluster would disturb every other test. This cluster is bare (no framework CRD
 corpus, so it starts in seconds), has the project's Karta CRD installed (as
 :func:`tests.support.crds.karta_crd_doc` makes it acceptable to v1.20), and is shared by tests/crd,
-tests/operator and tests/deploy through :func:`karta_cluster` (one per test process).
+tests/operator and tests/deploy through :func:`karta_cluster` (one per test process) and the session
+fixtures ``kcluster`` (the cluster) and ``kkube`` (an admin client), loaded by tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+from collections.abc import Iterator
 
 import pytest
 
@@ -41,3 +43,13 @@ def karta_cluster() -> TestCluster:
         _CLUSTER.append(cluster)
         return cluster
 
+
+@pytest.fixture(scope="session")
+def kcluster() -> TestCluster:
+    return karta_cluster()
+
+
+@pytest.fixture(scope="session")
+def kkube(kcluster: TestCluster) -> Iterator[KubeTestClient]:
+    with KubeTestClient(kcluster.server, kcluster.admin_token, kcluster.ca_file) as client:
+        yield client

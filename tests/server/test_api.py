@@ -15,10 +15,11 @@ from tests.cli.helpers import RUNNING_JOBSET_STATUS, jobset, pytorchjob
 from tests.server.conftest import AppFactory
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient, rule
+from tests.support.seed import JOBSET_ROLE, role_pods
 
 Headers = Callable[[str], dict[str, str]]
 REPO = Path(__file__).resolve().parents[2]
-ROLE = "jobset.sigs.k8s.io/replicatedjob-name"
+ROLE = JOBSET_ROLE
 
 
 @pytest.fixture(scope="module")
@@ -37,9 +38,9 @@ def seed(
     js = kube.create(jobset(name, ns, labels=labels))
     js = kube.set_status(js, RUNNING_JOBSET_STATUS)
     if pods:
-        for pod, role in ((f"{name}-leader-0", "leader"), (f"{name}-workers-0", "workers")):
-            pod_labels = {ROLE: role, "jobset.sigs.k8s.io/jobset-name": name}
-            kube.make_pod(pod, ns, owner=js, labels=pod_labels, gpus=4, cpu="4", memory="16Gi", node="n1")
+        replicas = ((f"{name}-leader-0", "leader", "n1"), (f"{name}-workers-0", "workers", "n1"))
+        jobset_name = {"jobset.sigs.k8s.io/jobset-name": name}
+        role_pods(kube, js, ROLE, replicas, labels=jobset_name, gpus=4, cpu="4", memory="16Gi")
     return js
 
 

@@ -3,64 +3,24 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from tests.cli.helpers import RUNNING_JOBSET_STATUS, jobset
-from tests.support.cluster import TestCluster, free_port
+from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient
+from tests.support.processes import start_wmap
 
 
 @pytest.fixture(scope="module")
 def served(cluster: TestCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp = tmp_path_factory.mktemp("serve")
     kc = cluster.write_kubeconfig(tmp / "kubeconfig", user="admin")
-    port = free_port()
-    env = dict(os.environ)
-    for name in ("WMAP_CATALOG_DIR", "KUBECONFIG"):
-        env.pop(name, None)
-    env["HOME"] = str(tmp)
-    log_path: Path = tmp / "serve.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "workload_map.cli.main", "serve", "--kubeconfig", str(kc)),
-                *("--listen", f"127.0.0.1:{port}", "--enable-writes"),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"wmap serve exited: {log_path.read_text()[-3000:]}")
-            try:
-                if httpx.get(url + "/readyz", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"wmap serve not ready: {log_path.read_text()[-3000:]}")
-            time.sleep(0.3)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+    with start_wmap("serve", ["--enable-writes"], tmp / "serve.log", kubeconfig=kc) as proc:
+        yield proc.url
 
 
 def test_http_auth_and_openapi(served: str, cluster: TestCluster) -> None:

@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from tests.support.cluster import TestCluster, free_port
+from tests.support.cluster import TestCluster
+from tests.support.processes import WmapProcess, start_wmap
 
 CHROMIUM = os.environ.get("WMAP_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("WMAP_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -38,73 +35,16 @@ CHROME_FLAGS = (
 )
 
 
-class ServeProcess:
-    """``wmap serve`` on a free loopback port."""
-
-    def __init__(self, kubeconfig: Path, log_path: Path, *extra: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = log_path
-        env = dict(os.environ)
-        for name in ("WMAP_CATALOG_DIR", "KUBECONFIG"):
-            env.pop(name, None)
-        env["HOME"] = str(log_path.parent)
-        self.log = log_path.open("wb")
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "workload_map.cli.main",
-                "serve",
-                "--listen",
-                f"127.0.0.1:{self.port}",
-                "--kubeconfig",
-                str(kubeconfig),
-                *extra,
-            ],
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-
-    def tail(self) -> str:
-        return self.log_path.read_text(errors="replace")[-4000:]
-
-    def wait_ready(self, timeout: float = 90.0) -> None:
-        deadline = time.monotonic() + timeout
-        with httpx.Client(timeout=5) as http:
-            while True:
-                if self.proc.poll() is not None:
-                    raise AssertionError(f"wmap serve exited ({self.proc.returncode}):\n{self.tail()}")
-                try:
-                    if http.get(self.url + "/readyz").status_code == 200:
-                        return
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"wmap serve not ready after {timeout:.0f}s:\n{self.tail()}")
-                time.sleep(0.2)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
+#: ``wmap serve`` as a process (tests/support/processes.py).
+ServeProcess = WmapProcess
 
 
 @pytest.fixture(scope="session")
 def serve(cluster: TestCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     d = tmp_path_factory.mktemp("serve")
     kc = cluster.write_kubeconfig(d / "kubeconfig")
-    proc = ServeProcess(kc, d / "serve.log", "--enable-writes")
-    try:
-        proc.wait_ready()
+    with start_wmap("serve", ["--enable-writes"], d / "serve.log", kubeconfig=kc) as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 @pytest.fixture(scope="session")

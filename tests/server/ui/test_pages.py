@@ -15,11 +15,11 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from tests.exporter.workloads import create_jobset_tree, running_status
 from tests.server.ui.conftest import ServeProcess
 from tests.server.ui.helpers import UI, check_screenshot
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient
+from tests.support.seed import PYTORCH_ROLE, create_jobset_tree, role_pods, running_status
 
 pytestmark = pytest.mark.cluster
 
@@ -88,26 +88,8 @@ def seeded(kube: KubeTestClient) -> dict[str, Any]:
             ]
         },
     )
-    kube.make_pod(
-        "llama-master-0",
-        ns,
-        owner=pt,
-        labels={"training.kubeflow.org/replica-type": "master"},
-        gpus=8,
-        cpu="8",
-        memory="64Gi",
-        node="gpu-1",
-    )
-    kube.make_pod(
-        "llama-worker-0",
-        ns,
-        owner=pt,
-        labels={"training.kubeflow.org/replica-type": "worker"},
-        gpus=8,
-        cpu="8",
-        memory="64Gi",
-        node="gpu-2",
-    )
+    replicas = (("llama-master-0", "master", "gpu-1"), ("llama-worker-0", "worker", "gpu-2"))
+    role_pods(kube, pt, PYTORCH_ROLE, replicas, gpus=8, cpu="8", memory="64Gi")
     kube.make_pod("llama-sidecar", ns, owner=pt, node="gpu-2")  # no replica-type label: unattributed
     return {"ns": ns, "names": {"train", "broken", "queued", "llama"}}
 

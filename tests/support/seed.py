@@ -1,10 +1,21 @@
-"""JobSets with Jobs and pods (labels + ownerReferences) as the JobSet controller would create them."""
+"""Seeding the test cluster with workloads as their controllers would leave them.
+
+- :func:`create_jobset_tree`: a JobSet, one Job per replica and one pod per Job (labels +
+  ownerReferences) as the JobSet controller would create them; :func:`running_status` for its status.
+- :func:`role_pods`: pods owned directly by a workload, labelled with their role (e.g. a JobSet's
+  replicated job or a PyTorchJob's replica type), on a node or Pending.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tests.support.kube import KubeTestClient, owner_reference
+
+#: The role label of JobSet pods (the replicated job's name) and of Kubeflow training pods.
+JOBSET_ROLE = "jobset.sigs.k8s.io/replicatedjob-name"
+PYTORCH_ROLE = "training.kubeflow.org/replica-type"
 
 
 def jobset(name: str, namespace: str, roles: tuple[tuple[str, int], ...], gpus: int = 2) -> dict[str, Any]:
@@ -104,3 +115,35 @@ def running_status(roles: tuple[tuple[str, int], ...]) -> dict[str, Any]:
             for r, n in roles
         ]
     }
+
+
+def role_pods(
+    kube: KubeTestClient,
+    owner: Mapping[str, Any],
+    label: str,
+    pods: Iterable[tuple[str, str, str | None]],
+    *,
+    labels: Mapping[str, str] | None = None,
+    gpus: int = 0,
+    cpu: str | None = None,
+    memory: str | None = None,
+) -> list[dict[str, Any]]:
+    """One pod per ``(name, role, node)``, owned by ``owner``, in its namespace, labelled
+    ``{label: role, **labels}``: Running on ``node``, or Pending (unscheduled) when node is None."""
+    namespace = owner["metadata"]["namespace"]
+    made = []
+    for name, role, node in pods:
+        made.append(
+            kube.make_pod(
+                name,
+                namespace,
+                owner=owner,
+                labels={label: role, **(labels or {})},
+                gpus=gpus,
+                cpu=cpu,
+                memory=memory,
+                node=node,
+                phase="Running" if node is not None else "Pending",
+            )
+        )
+    return made
