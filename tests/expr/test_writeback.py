@@ -198,8 +198,21 @@ def test_non_path_expressions_raise_path_error(src: str, message: str) -> None:
         ('error("x")', False),
     ],
 )
-def test_is_assignable(src: str, assignable: bool) -> None:
-    assert compile_expression(src).is_assignable is assignable
+def test_denotes_paths(src: str, assignable: bool) -> None:
+    expr = compile_expression(src)
+    assert expr.denotes_paths is assignable
+    # Write safety is stricter only about `//`.
+    assert expr.is_assignable is (assignable and "//" not in src)
+
+
+@pytest.mark.parametrize(
+    "src", [".a // .b", ".spec.image // .spec.defaultImage", "def f: .a // .b; f", ".a | (.b // .c)"]
+)
+def test_alternatives_denote_paths_but_are_not_write_paths(src: str) -> None:
+    expr = compile_expression(src)
+    assert expr.denotes_paths and not expr.is_assignable
+    ref = [tuple(p) for p in jq.compile(f"[path({src})]").input_value({"a": None}).first()]
+    assert expr.paths({"a": None}) == ref
 
 
 def test_getpath_setpath_helpers() -> None:
@@ -305,13 +318,13 @@ def test_is_assignable_is_consistent_with_path_mode() -> None:
                 libjq_ok = libjq_ok or (type(data) is dict and bool(data))
             except ValueError:
                 pass
-            if expr.is_assignable:
+            if expr.denotes_paths:
                 try:
                     expr.paths(data)
                 except PathError as exc:
-                    raise AssertionError(f"{src!r} is_assignable but paths() failed: {exc.message}") from exc
+                    raise AssertionError(f"{src!r} denotes_paths but paths() failed: {exc.message}") from exc
                 except ExpressionError:
                     pass  # data errors (Cannot index ...) are not path errors
-        if libjq_ok and not expr.is_assignable:
+        if libjq_ok and not expr.denotes_paths:
             unlisted.append(src)
     assert set(unlisted) == NOT_ASSIGNABLE_BUT_LIBJQ_PATH_OK, sorted(unlisted)

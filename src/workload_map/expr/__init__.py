@@ -22,7 +22,9 @@ differences, all for safety:
   is bounded by the step budget and the recursion limit) are paths. ``last(f)`` is not (jq 1.7+
   defines it with ``reduce``; libjq fails with the last value, and so do we). Non-path results
   fail with libjq's text, truncated like its 30-byte ``jv_dump_string_trunc``.
-  ``Expression.is_assignable`` is a conservative static view of the same rules.
+  ``Expression.denotes_paths`` is a conservative static view of the same rules;
+  ``Expression.is_assignable`` additionally refuses ``//``, whose written path depends on the
+  data (upstream's authoring rule: alternatives read fine but are not write-back paths).
 
 Known differences from libjq 1.8 (the reference):
 

@@ -69,18 +69,27 @@ _PATH_BUILTINS = frozenset(
 )
 
 
-def _assignable(node: A.Node, funcs: _Funcs | None = None, active: frozenset[int] = frozenset()) -> bool:
+def _assignable(
+    node: A.Node,
+    funcs: _Funcs | None = None,
+    active: frozenset[int] = frozenset(),
+    *,
+    alternatives: bool = True,
+) -> bool:
     """Static: does the expression denote paths (so ``paths()``/``assign`` cannot fail with
-    "Invalid path expression")? Conservative; follows user functions like path mode does."""
+    "Invalid path expression")? Conservative; follows user functions like path mode does.
+    With ``alternatives=False`` an ``a // b`` is refused: which side it writes depends on the data."""
     fs: _Funcs = funcs if funcs is not None else {}
 
     def ok(n: A.Node, f: _Funcs = fs) -> bool:
-        return _assignable(n, f, active)
+        return _assignable(n, f, active, alternatives=alternatives)
 
     if isinstance(node, (A.Identity, A.Break)):
         return True
     if isinstance(node, (A.Index, A.Slice, A.Iterate)):
         return ok(node.target)
+    if isinstance(node, A.Alt) and not alternatives:
+        return False
     if isinstance(node, (A.Pipe, A.Comma, A.Alt)):
         return ok(node.left) and ok(node.right)
     if isinstance(node, A.Try):
@@ -107,14 +116,14 @@ def _assignable(node: A.Node, funcs: _Funcs | None = None, active: frozenset[int
         if entry is not None:
             kind, target, where = entry
             if kind == "arg":
-                return _assignable(target, where, active)
+                return _assignable(target, where, active, alternatives=alternatives)
             assert isinstance(target, A.FuncDef)
             if id(target) in active:
                 return True  # recursion: assume the other branches decide
             inner: _Funcs = {**where, key: entry}
             for param, arg in zip(target.params, node.args, strict=True):
                 inner[(param.lstrip("$"), 0)] = ("arg", arg, fs)
-            return _assignable(target.body, inner, active | {id(target)})
+            return _assignable(target.body, inner, active | {id(target)}, alternatives=alternatives)
         if key in _PATH_BUILTINS:
             return True
         if key in (("first", 1), ("limit", 2), ("nth", 2)):
@@ -126,12 +135,23 @@ def _assignable(node: A.Node, funcs: _Funcs | None = None, active: frozenset[int
 class Expression:
     """A compiled jq expression. Thread-safe; evaluate as often as you like."""
 
-    __slots__ = ("_program", "_variables", "is_assignable", "source")
+    __slots__ = ("_program", "_variables", "denotes_paths", "is_assignable", "source")
 
-    def __init__(self, source: str, program: Program, assignable: bool, variables: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        source: str,
+        program: Program,
+        assignable: bool,
+        variables: tuple[str, ...],
+        denotes_paths: bool | None = None,
+    ) -> None:
         self.source = source
         self._program = program
+        # Safe to write through: denotes paths that do not depend on the data's truthiness
+        # (upstream's authoring rule: `//` alternatives read fine but are not write paths).
         self.is_assignable = assignable
+        # jq's own rule: `path(expr)` cannot fail with "Invalid path expression" (`//` included).
+        self.denotes_paths = assignable if denotes_paths is None else denotes_paths
         self._variables = variables
 
     def __repr__(self) -> str:
@@ -250,7 +270,9 @@ def compile_expression(source: str, variables: Iterable[str] = ()) -> Expression
         raise ExpressionSafetyError(source, str(exc)) from None
     except (SyntaxError, RecursionError, MemoryError, OverflowError):
         raise ExpressionSafetyError(source, "expression is too complex to compile") from None
-    expr = Expression(source, program, _assignable(root), names)
+    expr = Expression(
+        source, program, _assignable(root, alternatives=False), names, denotes_paths=_assignable(root)
+    )
     with _cache_lock:
         _cache[key] = expr
         if len(_cache) > CACHE_SIZE:
