@@ -386,11 +386,23 @@ def max_by_keys(v: Any, keys: list[Any]) -> Any:
     return None if best is None else best[1]
 
 
+def _all_ints(v: list[Any]) -> bool:
+    for x in v:  # noqa: SIM110 (a plain loop is faster than all() over a generator here)
+        if type(x) is not int:
+            return False
+    return True
+
+
 def jmin(v: Any) -> Any:
+    # Plain ints (never bools) order numerically and equal ones are interchangeable: builtin min.
+    if type(v) is list and v and _all_ints(v):
+        return min(v)
     return min_by_keys(v, list(v) if type(v) is list else [])
 
 
 def jmax(v: Any) -> Any:
+    if type(v) is list and v and _all_ints(v):
+        return max(v)
     return max_by_keys(v, list(v) if type(v) is list else [])
 
 
