@@ -35,8 +35,6 @@ def load_object(obj: WorkloadObject) -> dict[str, Any]:
     """The workload object as JSON data: a mapping as is, JSON text or bytes parsed with orjson."""
     if isinstance(obj, dict):
         return obj
-    if isinstance(obj, Mapping):
-        return dict(obj)
     if isinstance(obj, str | bytes | bytearray | memoryview):
         try:
             data = orjson.loads(obj)
@@ -45,6 +43,8 @@ def load_object(obj: WorkloadObject) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise ResolveError(f"workload object must be a JSON object, got {jq_type(data)}")
         return data
+    if isinstance(obj, Mapping):
+        return dict(obj)
     raise ResolveError(f"workload object must be a mapping or JSON text, got {type(obj).__name__}")
 
 
@@ -161,15 +161,18 @@ def _resolve(compiled: CompiledDefinition, data: dict[str, Any]) -> Workload:
     meta = data.get("metadata")
     if not isinstance(meta, dict):
         meta = {}
-    return Workload(
-        definition_name=compiled.name,
-        api_version=_str_or_none(data.get("apiVersion")),
-        kind=_str_or_none(data.get("kind")),
-        name=_str_or_none(meta.get("name")),
-        namespace=_str_or_none(meta.get("namespace")),
-        uid=_str_or_none(meta.get("uid")),
-        components=MappingProxyType(components),
-        root_name=compiled.root_name,
-        status=root.status if root.status is not None else UNDEFINED_STATUS,
-        resources=sum_totals(c.resources for c in components.values() if c.has_pod_definition),
+    return build(
+        Workload,
+        {
+            "definition_name": compiled.name,
+            "api_version": _str_or_none(data.get("apiVersion")),
+            "kind": _str_or_none(data.get("kind")),
+            "name": _str_or_none(meta.get("name")),
+            "namespace": _str_or_none(meta.get("namespace")),
+            "uid": _str_or_none(meta.get("uid")),
+            "components": MappingProxyType(components),
+            "root_name": compiled.root_name,
+            "status": root.status if root.status is not None else UNDEFINED_STATUS,
+            "resources": sum_totals(c.resources for c in components.values() if c.has_pod_definition),
+        },
     )

@@ -136,6 +136,7 @@ def evaluate_status(comp: CompiledComponent, definition: str, data: Any) -> Work
                 break
     if not matched and phase is None and not conditions:
         return UNDEFINED_STATUS
-    return WorkloadStatus(
-        phases=tuple(matched) if matched else _UNDEFINED, phase=phase, conditions=conditions
+    return build(
+        WorkloadStatus,
+        {"phases": tuple(matched) if matched else _UNDEFINED, "phase": phase, "conditions": conditions},
     )
