@@ -116,6 +116,10 @@ def _matches(
             ) from exc
         if value is None:
             return False
+        if value is True:  # the usual result of a boolean matcher expression
+            return m.expected_result == "true"
+        if value is False:
+            return m.expected_result == "false"
         return jq_tostring(value) == m.expected_result
     return True
 
@@ -129,9 +133,10 @@ def evaluate_status(comp: CompiledComponent, definition: str, data: Any) -> Work
     conditions = read_conditions(status, definition, comp.name, data)
     index = {c.type: c for c in conditions}
     matched: list[ResourceStatus] = []
+    name = comp.name
     for rs, matchers in status.mappings:
         for m in matchers:
-            if _matches(m, phase, index, definition, comp.name, data):
+            if _matches(m, phase, index, definition, name, data):
                 matched.append(rs)
                 break
     if not matched and phase is None and not conditions:
