@@ -419,30 +419,15 @@ class Parser:
             return A.Call(t.offset, value, tuple(args))
         raise self.unexpected()
 
-    def parse_if(self) -> A.Node:
-        t = self.expect_kw("if")
+    def parse_if(self, keyword: str = "if") -> A.Node:
+        # `elif` is an `if` nested in the else branch, sharing the outer `end`.
+        t = self.expect_kw(keyword)
         cond = self.parse_pipe()
         self.expect_kw("then")
         then = self.parse_pipe()
         otherwise: A.Node | None = None
         if self.is_kw("elif"):
-            otherwise = self.parse_elif()
-        elif self.is_kw("else"):
-            self.i += 1
-            otherwise = self.parse_pipe()
-            self.expect_kw("end")
-        else:
-            self.expect_kw("end")
-        return A.If(t.offset, cond, then, otherwise)
-
-    def parse_elif(self) -> A.Node:
-        t = self.expect_kw("elif")
-        cond = self.parse_pipe()
-        self.expect_kw("then")
-        then = self.parse_pipe()
-        otherwise: A.Node | None = None
-        if self.is_kw("elif"):
-            otherwise = self.parse_elif()
+            otherwise = self.parse_if("elif")
         elif self.is_kw("else"):
             self.i += 1
             otherwise = self.parse_pipe()
