@@ -303,6 +303,11 @@ def indent(lines: list[str], n: int = 1) -> list[str]:
     return [pad + ln for ln in lines]
 
 
+def _unless_nothing(var: str, k: K) -> list[str]:
+    """Continue with ``var`` only when a builtin produced a value (``R_NOTHING`` means no output)."""
+    return [f"if {var} is not R_NOTHING:", *indent(k(var))]
+
+
 @dataclass
 class Func:
     kind: str  # "user" or "closure"
@@ -1383,16 +1388,14 @@ class Gen:
                 *indent(body),
                 "    return R_NOTHING",
                 f"{r} = {fn}({inp})",
-                f"if {r} is not R_NOTHING:",
-                *indent(k(r)),
+                *_unless_nothing(r, k),
             ]
         if key == ("last", 1):
             r = self.fresh("r")
             return [
                 f"{r} = R_NOTHING",
                 *self.stream(args[0], inp, env, lambda v: [f"{r} = {v}"]),
-                f"if {r} is not R_NOTHING:",
-                *indent(k(r)),
+                *_unless_nothing(r, k),
             ]
         if key == ("limit", 2):
 
@@ -1460,8 +1463,7 @@ class Gen:
             def on_event(ev: str) -> list[str]:
                 return [
                     f"{st}, {out} = R_fromstream_step({st}, {ev})",
-                    f"if {out} is not R_NOTHING:",
-                    *indent(k(out)),
+                    *_unless_nothing(out, k),
                 ]
 
             return [f"{st} = None", *self.stream(args[0], inp, env, on_event)]
@@ -1473,8 +1475,7 @@ class Gen:
             def on_ev(ev: str) -> list[str]:
                 return [
                     f"{out} = R_truncate_event({inp}, {ev})",
-                    f"if {out} is not R_NOTHING:",
-                    *indent(k(out)),
+                    *_unless_nothing(out, k),
                 ]
 
             return [f"{nul} = None", *self.stream(args[0], nul, env, on_ev)]
