@@ -124,10 +124,20 @@ def test_analyze_clean_expression_has_no_findings() -> None:
         ("break $nowhere", "$*label-nowhere is not defined"),
         ("@base32", "base32 is not a valid format"),
         (
-            'test("(a+)+$")',
-            "nested quantifiers are not allowed in regular expressions (catastrophic backtracking)",
+            'test("(a)\\\\1")',
+            "(a)\\1 is not a supported regex: backreferences (\\1) are not supported"
+            " (RE2 syntax, linear-time matching)",
         ),
-        ('test("(a)\\\\1")', "backreferences are not allowed in regular expressions"),
+        (
+            'test("a(?=b)")',
+            "a(?=b) is not a supported regex: lookahead and lookbehind ((?=...), (?!...), (?<=...))"
+            " are not supported (RE2 syntax, linear-time matching)",
+        ),
+        (
+            'test("a++")',
+            "a++ is not a supported regex: possessive quantifiers (*+, ++, ?+) are not supported"
+            " (RE2 syntax, linear-time matching)",
+        ),
     ],
 )
 def test_undefined_and_unsafe_names(src: str, message: str) -> None:

@@ -11,11 +11,23 @@ differences, all for safety:
   ``halt_error``, ``delpaths``. Undefined functions/variables are rejected at compile time.
 * ``$ENV`` and ``env`` are empty objects: definitions never see the process environment.
 * ``debug``/``stderr`` are identity and print nothing. ``now`` works but is impure.
-* Regexes run on Python ``re``: nested quantifiers and backreferences are refused and subjects
-  longer than 100,000 characters are refused (no timeout exists in ``re``).
-* Every evaluation is bounded: ``MAX_RESULTS`` outputs, a step budget (iterations, function
-  calls, ``until`` rounds), 10M-character strings, 1M-element arrays, Python's recursion limit
-  for recursion and nesting. Exceeding any raises ``ExpressionLimitError``.
+* Regexes run on RE2 (linear time in the subject, whatever the pattern): backreferences,
+  lookaround, atomic groups and possessive quantifiers are refused with a message naming them;
+  subjects over 1,000,000 characters are refused.
+* Every evaluation is bounded by a cost model (``runtime``): one unit per loop step, 64 per
+  function call, one per container node that a builtin reads or builds and one per 32
+  characters of text, charged *before* the work or allocation happens; 1,000,000 units by
+  default, so one evaluation reads and builds at most a few tens of MB. A wall-clock deadline
+  (0.25 s by default) is the second guard. ``set_limits(budget=, deadline=)`` changes both for
+  the process. Values built by jq may share children (``[.,.]`` repeated); every builtin that
+  walks a whole value (``tojson``, ``flatten``, ``==``, ``tostream``, formats...) measures it on
+  the budget first, and so does ``Expression.all/first`` for results that are not parts of the
+  input. Also ``MAX_RESULTS`` outputs, 10M-character strings, 1M-element arrays, expressions of
+  at most 100,000 characters and 200 levels of nesting, and generated code of at most 10,000
+  names. Exceeding any raises ``ExpressionLimitError`` (or a syntax/safety error at compile
+  time, with the offset).
+* Numbers follow libjq's doubles: integer arithmetic stays exact up to 2**53 and becomes a double
+  beyond (so ``.*.`` repeated reaches infinity, never a million-digit integer).
 * Path expressions (``paths``/``assign``/``path(f)``/``pick``) follow jq: ``//``, ``select``,
   ``if``, ``first(f)``, ``limit``, ``nth``, ``getpath``, ``try``/``?``, ``label``, ``debug``,
   ``. as $x | path``, ``?//`` and user-defined functions (closure arguments included; recursion
@@ -52,7 +64,7 @@ from __future__ import annotations
 
 from .api import Expression, Finding, analyze, compile_expression, output_paths, read_paths
 from .paths import getpath, setpath
-from .runtime import MAX_RESULTS
+from .runtime import MAX_RESULTS, set_limits
 
 __all__ = [
     "MAX_RESULTS",
@@ -63,5 +75,6 @@ __all__ = [
     "getpath",
     "output_paths",
     "read_paths",
+    "set_limits",
     "setpath",
 ]

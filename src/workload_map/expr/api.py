@@ -7,8 +7,10 @@ for strings/arrays and a recursion bound; internal Python exceptions never escap
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from threading import Lock
 from typing import Any
 
@@ -24,10 +26,10 @@ from workload_map.errors import (
 from . import ast as A
 from .checks import Finding, find_issues
 from .compiler import CompileFailure, Program, build
-from .parser import parse
+from .parser import parse, tree_depth
 from .paths import setpath
 from .readpaths import static_output_paths, static_read_paths
-from .runtime import MAX_RESULTS, BreakOut, JqError, JqPathError, LimitExceeded
+from .runtime import MAX_RESULTS, BreakOut, JqError, JqPathError, LimitExceeded, measure
 
 CACHE_SIZE = 1024
 
@@ -132,6 +134,14 @@ def _assignable(
     return False
 
 
+def _check_built(value: Any) -> None:
+    """A result the expression built (not a part of its input) may share children, so its
+    expanded size can be exponential in the work done: measured, on the evaluation's budget,
+    before a caller walks or serializes it. Path expressions only return parts of the input."""
+    if type(value) is list or type(value) is dict:
+        measure(value)
+
+
 class Expression:
     """A compiled jq expression. Thread-safe; evaluate as often as you like."""
 
@@ -186,14 +196,21 @@ class Expression:
     def all(self, data: Any, variables: Mapping[str, Any] | None = None) -> list[Any]:
         """Every output in order; more than MAX_RESULTS raises ExpressionLimitError."""
         try:
-            return self._program.all_fn(data, self._vars(variables))
+            out = self._program.all_fn(data, self._vars(variables))
+            if not self.denotes_paths:
+                for value in out:
+                    _check_built(value)
+            return out
         except Exception as exc:
             raise self._fail(exc) from exc
 
     def first(self, data: Any, variables: Mapping[str, Any] | None = None) -> Any:
         """The first output, or None when there is none; later outputs are not computed."""
         try:
-            return self._program.first_fn(data, self._vars(variables))
+            value = self._program.first_fn(data, self._vars(variables))
+            if not self.denotes_paths:
+                _check_built(value)
+            return value
         except Exception as exc:
             raise self._fail(exc) from exc
 
@@ -246,6 +263,62 @@ def _parse(source: str) -> A.Node:
         raise _syntax_error(source, exc.message, exc.offset) from None
 
 
+# The checks and the code generator recurse over the tree, several Python frames per level:
+# a tree deeper than this compiles on a helper thread with a large stack and recursion limit, so
+# every tree the parser accepts (up to MAX_TREE_DEPTH) compiles.
+SHALLOW_TREE = 24
+_DEEP_STACK_BYTES = 256 << 20
+_DEEP_RECURSION = 60_000
+_deep_lock = Lock()
+
+
+def _on_deep_stack(work: Callable[[], Expression]) -> Expression:
+    box: list[Expression | BaseException] = []
+
+    def run() -> None:
+        try:
+            box.append(work())
+        except BaseException as exc:  # re-raised on the calling thread
+            box.append(exc)
+
+    with _deep_lock:  # the recursion limit is per process: raise it for one compile at a time
+        old_limit = sys.getrecursionlimit()
+        old_stack = threading.stack_size(_DEEP_STACK_BYTES)
+        try:
+            sys.setrecursionlimit(max(old_limit, _DEEP_RECURSION))
+            worker = threading.Thread(target=run, name="wmap-compile")
+            worker.start()
+            worker.join()
+        finally:
+            threading.stack_size(old_stack)
+            sys.setrecursionlimit(old_limit)
+    result = box[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def _compile_tree(source: str, root: A.Node, names: tuple[str, ...]) -> Expression:
+    issues = find_issues(root, names)
+    if issues:
+        first = issues[0]
+        raise ExpressionSafetyError(source, first.message)
+    try:
+        program = build(root, names)
+    except CompileFailure as exc:
+        raise ExpressionSafetyError(source, str(exc)) from None
+    except SyntaxError as exc:
+        # CPython's own limits on generated code, e.g. "too many statically nested blocks".
+        raise ExpressionSafetyError(
+            source, f"expression is too complex to compile ({exc.msg}): fewer nested reduce/foreach/if"
+        ) from None
+    except (RecursionError, MemoryError, OverflowError):
+        raise ExpressionSafetyError(source, "expression is too complex to compile") from None
+    return Expression(
+        source, program, _assignable(root, alternatives=False), names, denotes_paths=_assignable(root)
+    )
+
+
 def compile_expression(source: str, variables: Iterable[str] = ()) -> Expression:
     """Parse, check and compile ``source``. ``variables`` names the ``$vars`` callers will pass.
 
@@ -260,19 +333,11 @@ def compile_expression(source: str, variables: Iterable[str] = ()) -> Expression
             _cache.move_to_end(key)
             return hit
     root = _parse(source)
-    issues = find_issues(root, names)
-    if issues:
-        first = issues[0]
-        raise ExpressionSafetyError(source, first.message)
-    try:
-        program = build(root, names)
-    except CompileFailure as exc:
-        raise ExpressionSafetyError(source, str(exc)) from None
-    except (SyntaxError, RecursionError, MemoryError, OverflowError):
-        raise ExpressionSafetyError(source, "expression is too complex to compile") from None
-    expr = Expression(
-        source, program, _assignable(root, alternatives=False), names, denotes_paths=_assignable(root)
-    )
+    depth, _ = tree_depth(root)
+    if depth > SHALLOW_TREE:
+        expr = _on_deep_stack(lambda: _compile_tree(source, root, names))
+    else:
+        expr = _compile_tree(source, root, names)
     with _cache_lock:
         _cache[key] = expr
         if len(_cache) > CACHE_SIZE:

@@ -31,7 +31,7 @@ K = Callable[[str], list[str]]
 PK = Callable[[str, str], list[str]]
 
 # Generated names start with "_"; runtime helpers are exposed as "R_<name>" globals.
-NAMESPACE: dict[str, Any] = {}
+NAMESPACE: dict[str, Any] = {"R_current": R._current, "R_template": R.TEMPLATE}
 
 
 def _export(prefix: str, module: Any, names: list[str]) -> None:
@@ -48,6 +48,9 @@ _export(
         "BreakOut",
         "NOTHING",
         "over_budget",
+        "start",
+        "charge",
+        "measure",
         "too_many_results",
         "is_true",
         "compare",
@@ -337,6 +340,9 @@ class CompileFailure(Exception):
     pass
 
 
+MAX_GENERATED_NAMES = 10_000
+
+
 class Gen:
     def __init__(self) -> None:
         self.counter = 0
@@ -347,6 +353,13 @@ class Gen:
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
+        if self.counter > MAX_GENERATED_NAMES:
+            # Generated code grows with nesting (a nested def is generated per use): bounded here,
+            # before compiling megabytes of Python.
+            raise CompileFailure(
+                "expression is too complex to compile (generated code over "
+                f"{MAX_GENERATED_NAMES} names); nest fewer function definitions"
+            )
         return f"_{prefix}{self.counter}"
 
     # ------------------------------------------------------------------ helpers
@@ -808,7 +821,7 @@ class Gen:
             f"{c} = {src} if type({src}) is list else "
             f"({src}.values() if type({src}) is dict else R_iter_error({src}))",
             f"_b[0] -= len({c})",
-            "if _b[0] < 0: R_over_budget()",
+            "if _b[0] < 0: R_over_budget(_b)",
             f"for {v} in {c}:",
             *indent(body(v) or ["pass"]),
         ]
@@ -1251,7 +1264,7 @@ class Gen:
         inp = self.fresh("i")
         body_env, py_params, value_params = self.func_body_env(node, env)
         head = f"def {f.pyname}({', '.join([inp, *py_params])}):"
-        budget = ["_b[0] -= 1", "if _b[0] < 0: R_over_budget()"]
+        budget = [f"_b[0] -= {R.CALL_COST}", "if _b[0] < 0: R_over_budget(_b)"]
         saved = self.depth
         self.depth = 0
         try:
@@ -1297,7 +1310,7 @@ class Gen:
         pth = self.fresh("p")
         body_env, py_params, value_params = self.func_body_env(node, env)
         head = f"def {f.ppyname}({', '.join([inp, pth, *py_params])}):"
-        budget = ["_b[0] -= 1", "if _b[0] < 0: R_over_budget()"]
+        budget = [f"_b[0] -= {R.CALL_COST}", "if _b[0] < 0: R_over_budget(_b)"]
 
         def bind_values(i: int, benv: Env) -> list[str]:
             if i == len(value_params):
@@ -1452,7 +1465,7 @@ class Gen:
             return [
                 f"{evs} = R_tostream({inp})",
                 f"_b[0] -= len({evs})",
-                "if _b[0] < 0: R_over_budget()",
+                "if _b[0] < 0: R_over_budget(_b)",
                 f"for {m} in {evs}:",
                 *indent(k(m)),
             ]
@@ -1521,7 +1534,7 @@ class Gen:
                 *indent(
                     [
                         "_b[0] -= 1",
-                        "if _b[0] < 0: R_over_budget()",
+                        "if _b[0] < 0: R_over_budget(_b)",
                         *cs[0],
                         f"if {self.truth(cs[1], self.is_bool(cond, env))}: break",
                         *us[0],
@@ -1547,8 +1560,8 @@ class Gen:
         )
         return [
             f"def {fn}({i2}):",
-            "    _b[0] -= 1",
-            "    if _b[0] < 0: R_over_budget()",
+            f"    _b[0] -= {R.CALL_COST}",
+            "    if _b[0] < 0: R_over_budget(_b)",
             *indent(body),
             "    return",
             "    yield",
@@ -1768,7 +1781,7 @@ class Gen:
                     "else:",
                     f"    R_iter_error({tv})",
                     f"_b[0] -= len({tv})",
-                    "if _b[0] < 0: R_over_budget()",
+                    "if _b[0] < 0: R_over_budget(_b)",
                     f"for {kk}, {v} in {kk}_it:",
                     *indent(k(v, f"({tp} + ({kk},))") or ["pass"]),
                 ]
@@ -2087,7 +2100,8 @@ def _substitute(s: Any, pattern: Any, flags: Any, repl: Callable[[Any], Any], gl
     matches = V.match_list(s, pattern, flags, glob)
     if type(s) is not str:
         raise R.JqError(f"{R.describe(s)} cannot be matched, as it is not a string")
-    results: list[str] = [""]
+    # Each result is kept as a list of parts (joined once at the end: no quadratic re-copying).
+    results: list[list[str]] = [[]]
     prev = 0
     for m in matches:
         cap = V.capture_obj(m)
@@ -2097,12 +2111,19 @@ def _substitute(s: Any, pattern: Any, flags: Any, repl: Callable[[Any], Any], gl
                 raise R.JqError(f"{R.describe(r)} cannot be added to a string")
             outs.append(r)
         lead = s[prev : m["offset"]]
-        results = [base + lead + o for o in outs for base in results]
-        if len(results) > R.MAX_RESULTS:
-            raise R.LimitExceeded(f"query results exceed the allowed number {R.MAX_RESULTS}")
+        R.charge_text(len(results) * (len(lead) + sum(len(o) for o in outs)))
+        if len(outs) == 1:
+            for parts in results:
+                parts.append(lead)
+                parts.append(outs[0])
+        else:
+            if len(results) * len(outs) > R.MAX_RESULTS:
+                raise R.LimitExceeded(f"query results exceed the allowed number {R.MAX_RESULTS}")
+            R.charge(len(results) * len(outs) * (len(results[0]) + 2))
+            results = [[*parts, lead, o] for o in outs for parts in results]
         prev = m["offset"] + m["length"]
     tail = s[prev:]
-    return [r + tail for r in results]
+    return ["".join(parts) + tail for parts in results]
 
 
 NAMESPACE["R_substitute"] = _substitute
@@ -2209,7 +2230,7 @@ def build(root: A.Node, variables: tuple[str, ...]) -> Program:
         py = gen.fresh("v" + _safe(name))
         env = env.with_var(name, py)
         header.append(f"{py} = _vars[{name!r}]")
-    budget = [f"_b = [{R.STEP_BUDGET}]"]
+    budget = R.meter_prologue()
 
     gen.paths_enabled = _uses_path_mode(root)
     sv = gen.single(root, "inp", env)

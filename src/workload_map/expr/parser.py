@@ -15,6 +15,11 @@ from .lexer import Token, tokenize
 ASSIGN_OPS = frozenset({"=", "|=", "+=", "-=", "*=", "/=", "%=", "//="})
 COMPARE_OPS = frozenset({"==", "!=", "<", "<=", ">", ">="})
 MAX_NESTING = 200
+# Binary operators and commas are parsed by loops, not recursion, so the tree can be deeper
+# than the nesting the parser counts: the finished tree is checked too, before any recursive
+# pass (checks, compiler) walks it. And the text itself is bounded.
+MAX_TREE_DEPTH = 200
+MAX_SOURCE = 100_000  # characters
 
 
 class Parser:
@@ -576,9 +581,47 @@ class Parser:
         return left
 
 
+def _children(node: object) -> list[object]:
+    fields = getattr(node, "__dataclass_fields__", None)
+    if fields is None:
+        return list(node) if isinstance(node, (list, tuple)) else []
+    return [getattr(node, f) for f in fields]
+
+
+def tree_depth(root: A.Node, limit: int = MAX_TREE_DEPTH) -> tuple[int, int | None]:
+    """(depth of the tree, offset of the first node deeper than ``limit`` or None). Iterative."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if hasattr(node, "__dataclass_fields__"):
+            if depth > limit:
+                offset = getattr(node, "offset", None)
+                return depth, offset if isinstance(offset, int) else 0
+            depth += 1
+            deepest = max(deepest, depth)
+        for child in _children(node):
+            if isinstance(child, (list, tuple)) or hasattr(child, "__dataclass_fields__"):
+                stack.append((child, depth))
+    return deepest, None
+
+
 def parse(source: str) -> A.Node:
     """Parse jq text into an AST; raises ExpressionSyntaxError with a 0-based offset."""
+    if len(source) > MAX_SOURCE:
+        raise ExpressionSyntaxError(
+            source, f"expression is {len(source)} characters long, more than the allowed {MAX_SOURCE}", None
+        )
     try:
-        return Parser(source, tokenize(source)).parse_program()
+        root = Parser(source, tokenize(source)).parse_program()
     except RecursionError:
         raise ExpressionSyntaxError(source, "expression is nested too deeply", None) from None
+    _, offset = tree_depth(root)
+    if offset is not None:
+        raise ExpressionSyntaxError(
+            source,
+            f"expression is nested too deeply (more than {MAX_TREE_DEPTH} operators, terms or "
+            "brackets inside one another)",
+            offset,
+        )
+    return root

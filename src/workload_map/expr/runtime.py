@@ -7,12 +7,43 @@ never mistaken for ``int``), and common cases return before any general logic.
 from __future__ import annotations
 
 import math
+import threading
+import time
 from typing import Any, NoReturn
 
 MAX_RESULTS = 1000
-STEP_BUDGET = 2_000_000
 MAX_STRING = 10_000_000  # characters
 MAX_ARRAY = 1_000_000  # elements
+# The cost model: one unit per loop step or function call, per container node a builtin reads
+# or builds, and per STRING_UNIT characters of text it reads or builds. The budget bounds both
+# time and memory (every allocation is charged before it happens); the deadline is the second
+# guard, checked each CHUNK units.
+COST_BUDGET = 1_000_000
+STRING_UNIT = 32
+# A jq function call creates Python generators and closures: about fifty loop steps' time.
+CALL_COST = 64
+CHUNK = 4096
+DEFAULT_DEADLINE = 0.25  # seconds
+
+
+class Limits:
+    """Process-wide evaluation limits (``set_limits``); read at the start of every evaluation."""
+
+    budget: int = COST_BUDGET
+    deadline: float = DEFAULT_DEADLINE
+
+
+def set_limits(*, budget: int | None = None, deadline: float | None = None) -> None:
+    """Change the per-evaluation cost budget (units) and wall-clock deadline (seconds)."""
+    if budget is not None:
+        if budget < 1:
+            raise ValueError("budget must be positive")
+        Limits.budget = budget
+    if deadline is not None:
+        if not deadline > 0:
+            raise ValueError("deadline must be positive")
+        Limits.deadline = deadline
+    TEMPLATE[:] = _template(Limits.budget)
 
 
 class JqError(Exception):
@@ -55,10 +86,128 @@ class Nothing:
 NOTHING = Nothing()
 
 
-def over_budget() -> NoReturn:
-    raise LimitExceeded(
-        f"evaluation exceeded the step budget of {STEP_BUDGET} iterations (possible unbounded loop)"
-    )
+# A meter is ``[units left in this chunk, units not yet issued, deadline or 0.0, budget]``;
+# generated code decrements slot 0 inline and calls ``over_budget`` when it goes negative.
+Meter = list[Any]
+
+
+class _Current(threading.local):
+    # Outside an evaluation (a builtin called directly) charges go to an unmetered meter.
+    meter: Meter = [1 << 62, 0, -1.0, 0]  # noqa: RUF012 (per-thread default, replaced by start())
+
+
+_current = _Current()
+
+
+def _template(budget: int) -> Meter:
+    chunk = CHUNK if budget > CHUNK else budget
+    return [chunk, budget - chunk, 0.0, budget]
+
+
+# Every evaluation starts from a copy of this meter.
+TEMPLATE: Meter = _template(COST_BUDGET)
+
+
+def start() -> Meter:
+    """A fresh meter for one evaluation, made current for the builtins on this thread. (The code
+    generator inlines the same two steps, see ``meter_prologue``.)"""
+    meter = TEMPLATE[:]
+    _current.meter = meter
+    return meter
+
+
+def meter_prologue() -> list[str]:
+    """Generated statements that do what ``start()`` does, without a call (hot path): a copy of
+    TEMPLATE, which ``set_limits`` updates in place for every compiled expression."""
+    return ["_b = R_template[:]", "R_current.meter = _b"]
+
+
+def over_budget(meter: Meter) -> None:
+    """Slot 0 went negative: pay the overdraft from the reserve, issue the next chunk, check the
+    deadline. Raises LimitExceeded when the budget or the time is used up."""
+    if meter[2] < 0:  # unmetered
+        meter[0] = 1 << 62
+        return
+    reserve = meter[1] + meter[0]  # meter[0] <= 0: the overdraft
+    now = time.monotonic()
+    if meter[2] == 0.0:
+        meter[2] = now + Limits.deadline
+    elif now > meter[2]:
+        raise LimitExceeded(f"evaluation exceeded its time limit of {Limits.deadline:g} s")
+    if reserve <= 0:
+        raise LimitExceeded(
+            f"evaluation exceeded its cost budget of {meter[3]} units "
+            "(loop steps, values read and built; possible unbounded loop or value explosion)"
+        )
+    chunk = CHUNK if reserve > CHUNK else reserve
+    meter[0] = chunk
+    meter[1] = reserve - chunk
+
+
+def charge(units: int) -> None:
+    """Charge the current evaluation before doing work or allocating proportional to ``units``."""
+    meter = _current.meter
+    meter[0] -= units
+    if meter[0] < 0:
+        over_budget(meter)
+
+
+def charge_text(length: int) -> None:
+    """Charge for reading or building ``length`` characters; fails above MAX_STRING."""
+    if length > MAX_STRING:
+        raise LimitExceeded(f"string length exceeds the allowed {MAX_STRING} characters")
+    if length > STRING_UNIT:
+        charge(length // STRING_UNIT)
+
+
+_FLAT = frozenset({str, int, float, bool, type(None)})
+
+
+def _text_length(items: list[Any]) -> int:
+    return sum(len(x) for x in items if type(x) is str)
+
+
+def measure(v: Any, limit: int = MAX_ARRAY) -> int:
+    """Charge for walking ``v`` and return its size in units (nodes plus text), refusing values
+    over ``limit`` units before anything proportional to their expanded size is built. Values
+    built by jq can share children (``[.,.]`` repeated), so a small object can stand for an
+    exponential tree: every builtin that walks a whole value measures it first."""
+    t = type(v)
+    if t is not list and t is not dict:
+        return len(v) // STRING_UNIT + 1 if t is str else 1
+    # Flat lists (the common case): counted in C, no walk.
+    if t is list and (kinds := set(map(type, v))) <= _FLAT:
+        total = len(v) + 1
+        if str in kinds:
+            total += (sum(map(len, v)) if len(kinds) == 1 else _text_length(v)) // STRING_UNIT
+        if total > limit:
+            raise LimitExceeded(f"value too large: more than {limit} elements when expanded")
+        charge(total)
+        return total
+    meter = _current.meter
+    total = 0
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        tx = type(x)
+        if tx is list:
+            n = len(x)
+            stack.extend(x)
+        elif tx is dict:
+            n = len(x)
+            stack.extend(x.values())
+        elif tx is str:
+            n = len(x) // STRING_UNIT
+        else:
+            n = 0
+        n += 1
+        total += n
+        if total > limit:
+            raise LimitExceeded(f"value too large: more than {limit} elements when expanded")
+        meter[0] -= n
+        if meter[0] < 0:
+            over_budget(meter)
+    return total
 
 
 def too_many_results() -> NoReturn:
@@ -157,12 +306,27 @@ def jeq(a: Any, b: Any) -> bool:
     tb = type(b)
     if ta is bool or tb is bool:
         return a is b
+    if (ta is list or ta is dict) and ta is tb:
+        measure(a)  # the comparison below walks at most this much
+        return _jeq(a, b)
+    if (ta is int or ta is float) and (tb is int or tb is float):
+        return bool(a == b)
+    return False
+
+
+def _jeq(a: Any, b: Any) -> bool:
+    ta = type(a)
+    if ta is str or a is None:
+        return bool(a == b)
+    tb = type(b)
+    if ta is bool or tb is bool:
+        return a is b
     if ta is list:
-        return tb is list and len(a) == len(b) and all(jeq(x, y) for x, y in zip(a, b, strict=False))
+        return tb is list and len(a) == len(b) and all(_jeq(x, y) for x, y in zip(a, b, strict=False))
     if ta is dict:
         if tb is not dict or len(a) != len(b):
             return False
-        return all(not (k not in b or not jeq(v, b[k])) for k, v in a.items())
+        return all(not (k not in b or not _jeq(v, b[k])) for k, v in a.items())
     if (ta is int or ta is float) and (tb is int or tb is float):
         return bool(a == b)
     return False
@@ -175,25 +339,31 @@ def jne(a: Any, b: Any) -> bool:
 def lt(a: Any, b: Any) -> bool:
     if type(a) is int and type(b) is int:
         return bool(a < b)
-    return compare(a, b) < 0
+    return _compare_measured(a, b) < 0
 
 
 def le(a: Any, b: Any) -> bool:
     if type(a) is int and type(b) is int:
         return bool(a <= b)
-    return compare(a, b) <= 0
+    return _compare_measured(a, b) <= 0
 
 
 def gt(a: Any, b: Any) -> bool:
     if type(a) is int and type(b) is int:
         return bool(a > b)
-    return compare(a, b) > 0
+    return _compare_measured(a, b) > 0
 
 
 def ge(a: Any, b: Any) -> bool:
     if type(a) is int and type(b) is int:
         return bool(a >= b)
-    return compare(a, b) >= 0
+    return _compare_measured(a, b) >= 0
+
+
+def _compare_measured(a: Any, b: Any) -> int:
+    if type(a) is list or type(a) is dict:
+        measure(a)
+    return compare(a, b)
 
 
 class SortKey:
@@ -216,9 +386,14 @@ class SortKey:
 def sort_values(items: list[Any]) -> list[Any]:
     if not items:
         return []
+    n = len(items)
     t0 = type(items[0])
     if (t0 is str or t0 is int) and all(type(x) is t0 for x in items):
+        if n > 16:
+            charge(n * n.bit_length() // 4)
         return sorted(items)
+    # n log n comparisons, each as deep as the values compared.
+    charge(measure(items) * n.bit_length() // 4)
     return sorted(items, key=SortKey)
 
 
@@ -326,6 +501,7 @@ def indices_of(v: Any, x: Any) -> Any:
             raise JqError(f"Cannot determine indices of {describe(x)} in a string")
         if not x:
             return None
+        charge_text(len(v) * 2)
         out = []
         i = v.find(x)
         while i >= 0:
@@ -337,7 +513,9 @@ def indices_of(v: Any, x: Any) -> Any:
             if not x:
                 return None
             m = len(x)
+            charge(len(v) * m)
             return [i for i in range(len(v) - m + 1) if all(jeq(v[i + j], x[j]) for j in range(m))]
+        charge(len(v) * measure(x))
         return [i for i, y in enumerate(v) if jeq(y, x)]
     raise JqError(f"Cannot determine indices in {describe(v)}")
 
@@ -357,6 +535,21 @@ def raise_error(v: Any) -> NoReturn:
 
 
 # --- arithmetic -------------------------------------------------------------------
+
+
+MAX_EXACT = 9007199254740992  # 2**53: beyond it jq's numbers are doubles
+
+
+def _double(x: int | float) -> float:
+    """A number as jq's double; integers too large for one become +-infinity like in jq."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
+
+
+def _int_result(r: int) -> int | float:
+    return r if -MAX_EXACT <= r <= MAX_EXACT else _double(r)
 
 
 def _num(r: Any) -> Any:
@@ -379,22 +572,27 @@ def add(a: Any, b: Any) -> Any:
     ta = type(a)
     tb = type(b)
     if ta is int and tb is int:
-        return a + b
+        r = a + b
+        return r if -MAX_EXACT <= r <= MAX_EXACT else _int_result(r)
     if a is None:
         return b
     if b is None:
         return a
     if (ta is int or ta is float) and (tb is int or tb is float):
-        return _num(a + b)
+        return _num(_double(a) + _double(b))
     if ta is str and tb is str:
-        if len(a) + len(b) > MAX_STRING:
-            check_size(a + b[: MAX_STRING + 1])
+        n = len(a) + len(b)
+        if n > STRING_UNIT:
+            charge_text(n)
         return a + b
     if ta is list and tb is list:
-        if len(a) + len(b) > MAX_ARRAY:
+        n = len(a) + len(b)
+        if n > MAX_ARRAY:
             raise LimitExceeded(f"array length exceeds the allowed {MAX_ARRAY} elements")
+        charge(n)
         return a + b
     if ta is dict and tb is dict:
+        charge(len(a) + len(b))
         r = dict(a)
         r.update(b)
         return r
@@ -404,14 +602,18 @@ def add(a: Any, b: Any) -> Any:
 def sub(a: Any, b: Any) -> Any:
     ta = type(a)
     tb = type(b)
+    if ta is int and tb is int:
+        return _int_result(a - b)
     if (ta is int or ta is float) and (tb is int or tb is float):
-        return _num(a - b)
+        return _num(_double(a) - _double(b))
     if ta is list and tb is list:
+        charge(len(a) * (len(b) + 1))
         return [x for x in a if not any(jeq(x, y) for y in b)]
     raise JqError(f"{describe(a)} and {describe(b)} cannot be subtracted")
 
 
 def _deep_merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    charge(len(a) + len(b))
     r = dict(a)
     for k, v in b.items():
         old = r.get(k)
@@ -426,17 +628,22 @@ def _repeat(s: str, n: Any) -> Any:
     # jq 1.8: negative or nan count -> null; otherwise the count is truncated ("x" * 0 -> "").
     if n != n or n < 0:
         return None
-    count = int(n)
-    if len(s) * count > MAX_STRING:
+    if n > MAX_STRING:  # also infinity, before int() of it
         raise LimitExceeded(f"string length exceeds the allowed {MAX_STRING} characters")
+    count = int(n)
+    charge_text(len(s) * count)
     return s * count
 
 
 def mul(a: Any, b: Any) -> Any:
     ta = type(a)
     tb = type(b)
+    if ta is int and tb is int:
+        if -MAX_EXACT <= a <= MAX_EXACT and -MAX_EXACT <= b <= MAX_EXACT:
+            return _int_result(a * b)
+        return _num(_double(a) * _double(b))
     if (ta is int or ta is float) and (tb is int or tb is float):
-        return _num(a * b)
+        return _num(_double(a) * _double(b))
     if ta is str and (tb is int or tb is float):
         return _repeat(a, b)
     if tb is str and (ta is int or ta is float):
@@ -452,9 +659,9 @@ def div(a: Any, b: Any) -> Any:
     if (ta is int or ta is float) and (tb is int or tb is float):
         if b == 0:
             raise JqError(f"{describe(a)} and {describe(b)} cannot be divided because the divisor is zero")
-        if ta is int and tb is int and a % b == 0:
+        if ta is int and tb is int and -MAX_EXACT <= a <= MAX_EXACT and a % b == 0:
             return a // b
-        return _num(a / b)
+        return _num(_double(a) / _double(b))
     if ta is str and tb is str:
         return split_string(a, b)
     raise JqError(f"{describe(a)} and {describe(b)} cannot be divided")
@@ -495,6 +702,7 @@ def neg(a: Any) -> Any:
 
 
 def split_string(a: str, sep: str) -> list[str]:
+    charge_text(len(a) * 2)
     if a == "":
         return []
     if sep == "":

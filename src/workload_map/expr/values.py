@@ -18,13 +18,16 @@ import orjson
 
 from .regex import MAX_SUBJECT, compiled
 from .runtime import (
+    MAX_ARRAY,
     MAX_STRING,
     JqError,
     LimitExceeded,
-    check_size,
+    charge,
+    charge_text,
     compare,
     describe,
     jeq,
+    measure,
     sort_values,
     type_name,
 )
@@ -37,6 +40,8 @@ _encode_str = json.encoder.encode_basestring
 
 def number_text(x: int | float) -> str:
     if type(x) is int:
+        if x.bit_length() > 1024:  # beyond any double: printed as jq prints a double
+            return "1.7976931348623157e+308" if x > 0 else "-1.7976931348623157e+308"
         return str(x)
     if x != x:
         return "null"
@@ -87,6 +92,12 @@ def _dump_into(v: Any, out: list[str], depth: int) -> None:
 
 def tojson(v: Any) -> str:
     """Compact JSON like jq: insertion key order, jq's number text."""
+    t = type(v)
+    if t is list or t is dict:
+        # Bounded before encoding: the text is at most a few characters per unit measured.
+        measure(v, MAX_STRING // 8)
+    elif t is str:
+        charge_text(len(v))
     try:
         # orjson is exact for everything except floats' spelling and non-finite numbers.
         text = orjson.dumps(v).decode()
@@ -114,6 +125,7 @@ def tostring(v: Any) -> str:
 def fromjson(v: Any) -> Any:
     if type(v) is not str:
         raise JqError(f"{describe(v)} cannot be parsed as JSON")
+    charge_text(len(v) * 4)  # parsed values take several times the text's size
     try:
         return orjson.loads(v)
     except orjson.JSONDecodeError:
@@ -133,6 +145,8 @@ def tonumber(v: Any) -> Any:
         return v
     if t is str:
         s = v
+        if len(s) > 1000:  # longer than any double's text: no 4,300-digit integer parsing
+            raise JqError(f"{describe(v)} cannot be parsed as a number")
         if s and s[0] not in " \t\n\r+" and s[-1] not in " \t\n\r" and "_" not in s:
             low = s.lower()
             if not (low.startswith(("0x", "-0x", "inf", "-inf", "nan", "-nan", "infinity"))):
@@ -169,10 +183,13 @@ def length(v: Any) -> Any:
 def utf8bytelength(v: Any) -> int:
     if type(v) is not str:
         raise JqError(f"{describe(v)} only strings have UTF-8 byte length")
+    charge_text(len(v))
     return len(v.encode("utf-8", "surrogatepass"))
 
 
 def keys(v: Any) -> list[Any]:
+    if type(v) is dict or type(v) is list:
+        charge(len(v))
     if type(v) is dict:
         return sorted(v)
     if type(v) is list:
@@ -216,6 +233,7 @@ def contains(a: Any, b: Any) -> bool:
     ta = type(a)
     tb = type(b)
     if (ta is dict and tb is dict) or (ta is list and tb is list):
+        charge(measure(a) * measure(b) // 64)  # every part of b may be compared with every part of a
         return _contains(a, b)
     if ta is str and tb is str:
         return b in a
@@ -234,6 +252,8 @@ def jtype(v: Any) -> str:
 
 
 def to_entries(v: Any) -> list[dict[str, Any]]:
+    if type(v) is dict or type(v) is list:
+        charge(2 * len(v))
     if type(v) is dict:
         return [{"key": k, "value": x} for k, x in v.items()]
     if type(v) is list:
@@ -254,7 +274,9 @@ def _entry_key(e: Any) -> Any:
 
 def from_entries(v: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for e in iter_values(v):
+    items = iter_values(v)
+    charge(len(items))
+    for e in items:
         key = _entry_key(e)
         if type(key) is not str:
             raise JqError(f"Cannot use {describe(key)} as object key")
@@ -274,6 +296,7 @@ def add_all(v: Any) -> Any:
     from .runtime import add
 
     items = iter_values(v)
+    charge(len(items))
     acc: Any = None
     first = True
     for x in items:
@@ -288,6 +311,7 @@ def add_all(v: Any) -> Any:
 def add_values(items: list[Any]) -> Any:
     from .runtime import add
 
+    charge(len(items))
     acc: Any = None
     for x in items:
         acc = add(acc, x)
@@ -309,6 +333,7 @@ def flatten(v: Any, depth: Any = 1e9) -> list[Any]:
         raise JqError("flatten depth must not be negative")
     if type(v) is not list:
         raise JqError(f"Cannot iterate over {describe(v)}")
+    measure(v)  # the flat list has at most as many elements as the value has nodes
     out: list[Any] = []
 
     def go(xs: list[Any], d: float) -> None:
@@ -419,6 +444,9 @@ def reverse(v: Any) -> Any:
 def transpose(v: Any) -> list[Any]:
     rows = iter_values(v)
     width = max((len(r) for r in rows if type(r) is list), default=0)
+    if width * len(rows) > MAX_ARRAY:
+        raise LimitExceeded(f"array length exceeds the allowed {MAX_ARRAY} elements")
+    charge(width * len(rows) + len(rows))
     return [[r[i] if type(r) is list and i < len(r) else None for r in rows] for i in range(width)]
 
 
@@ -475,11 +503,13 @@ def rtrim(v: Any) -> str:
 
 def ascii_downcase(v: Any) -> str:
     s = _need_str(v, "cannot be ascii_downcased")
+    charge_text(len(s))
     return s.translate(_LOWER) if not s.isascii() else s.lower()
 
 
 def ascii_upcase(v: Any) -> str:
     s = _need_str(v, "cannot be ascii_upcased")
+    charge_text(len(s))
     return s.translate(_UPPER) if not s.isascii() else s.upper()
 
 
@@ -488,12 +518,17 @@ _UPPER = {c: c - 32 for c in range(97, 123)}
 
 
 def explode(v: Any) -> list[int]:
-    return [ord(c) for c in _need_str(v, "cannot be exploded")]
+    s = _need_str(v, "cannot be exploded")
+    if len(s) > MAX_ARRAY:
+        raise LimitExceeded(f"array length exceeds the allowed {MAX_ARRAY} elements")
+    charge(len(s))
+    return [ord(c) for c in s]
 
 
 def implode(v: Any) -> str:
     if type(v) is not list:
         raise JqError("implode input must be an array")
+    charge(len(v))
     out = []
     for c in v:
         if type(c) not in (int, float):
@@ -508,12 +543,15 @@ def implode(v: Any) -> str:
 def ascii(v: Any) -> str:
     if type(v) is not int:
         raise JqError(f"{describe(v)} is not a codepoint")
+    if not 0 <= v <= 0x10FFFF:
+        raise JqError(f"{describe(v)} is not a valid codepoint")
     return chr(v)
 
 
 def split1(v: Any, sep: Any) -> list[str]:
     if type(v) is not str or type(sep) is not str:
         raise JqError("split input and separator must be strings")
+    charge_text(len(v) * 2)
     if v == "":
         return []
     if sep == "":
@@ -524,7 +562,9 @@ def split1(v: Any, sep: Any) -> list[str]:
 def join(v: Any, sep: Any) -> str:
     parts: list[str] = []
     total = 0
-    for x in iter_values(v):
+    items = iter_values(v)
+    charge(len(items))
+    for x in items:
         t = type(x)
         if x is None:
             s = ""
@@ -535,16 +575,15 @@ def join(v: Any, sep: Any) -> str:
         else:
             raise JqError(f"string ({tojson(sep)[:37]}) and {describe(x)} cannot be added")
         parts.append(s)
-        total += len(s)
+        total += len(s) + (len(sep) if type(sep) is str else 0)
         if total > MAX_STRING:
-            check_size("x" * (MAX_STRING + 1))
+            charge_text(total)
     if type(sep) is not str:
         if not parts:
             return ""
         raise JqError(f"{describe(sep)} and string cannot be added")
-    out = sep.join(parts)
-    check_size(out)
-    return out
+    charge_text(total)
+    return sep.join(parts)
 
 
 def index_of(v: Any, x: Any) -> Any:
@@ -573,6 +612,7 @@ def _regex(v: Any, pattern: Any, flags: Any) -> tuple[Any, bool, bool]:
         raise JqError(f"{describe(flags)} is not a string")
     if len(v) > MAX_SUBJECT:
         raise LimitExceeded(f"regular expression subject longer than {MAX_SUBJECT} characters")
+    charge_text(len(v) * 4)  # RE2 is linear in the subject; matches and captures are built too
     rx, glob, skip_empty, problem = compiled(pattern, flags or "")
     if problem is not None:
         raise LimitExceeded(problem)
@@ -740,9 +780,11 @@ def tgamma(v: Any) -> Any:
 def tostream(v: Any) -> list[list[Any]]:
     """jq's ``tostream``: [path, leaf] events in document order, and [path] after each
     non-empty container's last child."""
+    measure(v)
     out: list[list[Any]] = []
 
     def walk(x: Any, path: list[Any]) -> None:
+        charge(len(path) + 1)  # each event copies its path
         if type(x) is dict and x:
             items: Any = x.items()
         elif type(x) is list and x:
@@ -906,6 +948,14 @@ def _sh_item(x: Any) -> str:
 
 
 def format_value(name: str, v: Any) -> str:
+    text = _format_value(name, v)
+    charge_text(len(text))
+    return text
+
+
+def _format_value(name: str, v: Any) -> str:
+    if type(v) is list:
+        measure(v, MAX_STRING // 8)
     if name == "text":
         return tostring(v)
     if name == "json":
@@ -921,6 +971,8 @@ def format_value(name: str, v: Any) -> str:
             return " ".join(_sh_item(x) for x in v)
         return _sh_item(v)
     s = tostring(v)
+    # html grows a character to six, uri to nine: bounded before the text is built.
+    charge_text(len(s) * (9 if name == "uri" else 6 if name == "html" else 2))
     if name == "html":
         return (
             s.replace("&", "&amp;")
