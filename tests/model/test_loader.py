@@ -20,6 +20,7 @@ from workload_map.model.loader import (
     load_definition,
     load_definitions,
     load_definitions_text,
+    load_yaml_documents,
 )
 from workload_map.model.locations import SourceMap, format_path, parse_path
 
@@ -419,6 +420,38 @@ def test_alias_bomb_is_refused() -> None:
         lines.append(f"a{i}: &a{i} [{refs}]")
     with pytest.raises(DefinitionError, match="expands to more than"):
         load_definitions_text("\n".join(lines) + "\n", name="bomb.yaml")
+
+
+def _bomb(merge: bool) -> str:
+    lines = ["status:", '  a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for i in range(1, 9):
+        refs = ", ".join([f"*a{i - 1}"] * 10)
+        lines.append(f"  a{i}: &a{i} [{refs}]")
+    lines.append("  m: &m {k: *a8}")
+    if merge:  # a merge key sends the document to PyYAML's constructor: it must be bounded too
+        lines.append("  n: {<<: *m, z: 1}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("merge", [False, True], ids=["aliases", "aliases-and-merge-key"])
+def test_alias_bomb_in_any_yaml_reader_is_refused(merge: bool) -> None:
+    with pytest.raises(DefinitionError, match=r"bomb.yaml:\d+:1: .*expands to more than 2000000 values"):
+        load_yaml_documents(_bomb(merge), "bomb.yaml")
+
+
+def test_huge_number_is_a_located_message() -> None:
+    text = "spec:\n  generation: " + "9" * 100_000 + "\n"
+    with pytest.raises(DefinitionError) as info:
+        load_yaml_documents(text, "n.yaml")
+    assert "n.yaml:2:15" in str(info.value)
+    assert "a number of 100000 digits is longer than the allowed 4300" in str(info.value)
+
+
+def test_ordinary_merge_keys_load_through_the_safe_reader() -> None:
+    assert load_yaml_documents("a: &a {x: 1}\nb: {<<: *a, y: 2}\n---\nc: 3\n", "ok.yaml") == [
+        {"a": {"x": 1}, "b": {"x": 1, "y": 2}},
+        {"c": 3},
+    ]
 
 
 def test_anchors_merge_keys_and_tags_still_load() -> None:

@@ -236,12 +236,14 @@ def read_config(state: State) -> dict[str, Any]:
         raise CommandError(
             f"cannot read config file {path}: {exc.strerror or exc}", exit_codes.USAGE
         ) from exc
-    import yaml
+    from workload_map.errors import DefinitionError
+    from workload_map.model.loader import load_yaml_documents
 
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        docs = load_yaml_documents(text, str(path))
+    except DefinitionError as exc:
         raise CommandError(f"config file {path}: invalid YAML: {exc}", exit_codes.USAGE) from exc
+    data = docs[0] if docs else None
     if data is None:
         return {}
     if not isinstance(data, dict):

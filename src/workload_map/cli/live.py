@@ -36,7 +36,6 @@ def read_manifest(path: str) -> dict[str, Any]:
     """One workload manifest from a file or ``-`` (stdin); usage errors as spec 5.5."""
     import sys
 
-    import yaml
 
     label = "stdin" if path == "-" else path
     try:
@@ -49,11 +48,13 @@ def read_manifest(path: str) -> dict[str, Any]:
         raise CommandError(f"cannot read {label}: {exc.strerror or exc}", exit_codes.USAGE) from exc
     except UnicodeDecodeError as exc:
         raise CommandError(f"{label}: not UTF-8 text ({exc.reason})", exit_codes.USAGE) from exc
-    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    from workload_map.errors import DefinitionError
+    from workload_map.model.loader import load_yaml_documents
+
     try:
-        docs = [d for d in yaml.load_all(text, Loader=loader) if d is not None]
-    except yaml.YAMLError as exc:
-        raise CommandError(f"{label}: invalid YAML: {exc}", exit_codes.USAGE) from exc
+        docs = [d for d in load_yaml_documents(text, label) if d is not None]
+    except DefinitionError as exc:
+        raise CommandError(str(exc), exit_codes.USAGE) from exc
     if len(docs) > 1:
         raise CommandError(
             f"{label} holds more than one document; describe reads one workload", exit_codes.USAGE

@@ -186,17 +186,19 @@ def _b64(value: Any, what: str, where: str) -> bytes:
 
 
 def _load_yaml(path: Path) -> dict[str, Any]:
-    import yaml
 
     try:
         text = path.read_text()
     except OSError as exc:
         raise ConfigurationError(f"cannot read kubeconfig {path}: {exc.strerror or exc}") from None
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    from workload_map.errors import DefinitionError
+    from workload_map.model.loader import load_yaml_documents
+
     try:
-        data = yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
+        docs = load_yaml_documents(text, str(path))
+    except DefinitionError as exc:
         raise ConfigurationError(f"kubeconfig {path} is not valid YAML: {exc}") from None
+    data = docs[0] if docs else None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -19,8 +19,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from workload_map.errors import WorkloadMapError
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin_schemas"
@@ -119,10 +117,11 @@ def load_crd_file(path: str | Path) -> list[KindSchema]:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SchemaError(f"cannot read CRD file {path}: {exc}") from exc
-    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    from workload_map.model.loader import load_yaml_documents
+
     try:
-        docs = [d for d in yaml.load_all(text, Loader=loader) if d]
-    except yaml.YAMLError as exc:
+        docs = [d for d in load_yaml_documents(text, str(path)) if d]
+    except WorkloadMapError as exc:
         raise SchemaError(f"cannot parse CRD file {path}: {exc}") from exc
     found: list[KindSchema] = []
     for doc in _flatten(docs):

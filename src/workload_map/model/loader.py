@@ -313,6 +313,58 @@ class _TooLarge(Exception):
     pass
 
 
+class _BadScalar(Exception):
+    def __init__(self, node: yaml.Node, problem: str) -> None:
+        if "integer string conversion" in problem:
+            value = str(getattr(node, "value", ""))
+            problem = f"a number of {len(value)} digits is longer than the allowed {sys.get_int_max_str_digits()}"
+        super().__init__(problem)
+        self.node = node
+        self.problem = problem
+
+
+def _expanded_size(root: yaml.Node, limit: int) -> int:
+    """How many values the node graph stands for once every alias and merge key is expanded,
+    counted over the graph (each node's size once, memoized), refusing more than ``limit``
+    before anything is constructed. PyYAML's constructor would copy merged mappings and
+    callers walk shared values, so the expanded size is what costs."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        known = sizes.get(key)
+        if known is not None:
+            return known
+        if key in active:  # a recursive alias: counted once
+            return 1
+        total = 1
+        if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+            active.add(key)
+            children = (
+                [part for pair in node.value for part in pair]
+                if isinstance(node, yaml.MappingNode)
+                else list(node.value)
+            )
+            for child in children:
+                total += size(child)
+                if total > limit:
+                    raise _TooLarge
+            active.discard(key)
+        sizes[key] = total
+        return total
+
+    return size(root)
+
+
+def load_yaml_documents(text: str, origin: str) -> list[Any]:
+    """Every document of a YAML (or JSON) text as plain data, with the bounds the definition
+    loader has: an alias or merge-key bomb, a 4,300-digit number or a too-deep nesting is a
+    DefinitionError naming ``origin`` with line and column. The one YAML reader for untrusted
+    files (manifests, CRD files, kubeconfigs, object lists)."""
+    return [data for _, data, _ in _compose_all(text, origin)]
+
+
 class _Builder:
     """Data from a composed node tree: plain maps, lists and scalars, about twice as fast as
     PyYAML's constructor (bench/bench_load.py). Aliases share the built object, as in PyYAML,
@@ -336,7 +388,10 @@ class _Builder:
             fn = yaml.constructor.SafeConstructor.yaml_constructors.get(node.tag)
             if fn is None or node.tag in ("tag:yaml.org,2002:value", "tag:yaml.org,2002:merge"):
                 raise _Fallback
-            return fn(self._constructor, node), 1
+            try:
+                return fn(self._constructor, node), 1
+            except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+                raise _BadScalar(node, str(exc)) from None
         done = self._memo.get(id(node))
         if done is not None:
             return done
@@ -385,9 +440,19 @@ def _compose_all(text: str, origin: str) -> list[tuple[yaml.Node, Any, list[tupl
                 continue
             builder = _Builder()
             try:
-                data = builder.build(node)
-            except _Fallback:
-                data = loader.construct_document(node)
+                try:
+                    data = builder.build(node)
+                except _Fallback:
+                    _expanded_size(node, MAX_EXPANDED_VALUES)
+                    try:
+                        data = loader.construct_document(node)
+                    except ValueError as exc:
+                        raise _BadScalar(node, str(exc)) from None
+            except _BadScalar as exc:
+                mark = exc.node.start_mark
+                raise DefinitionError(
+                    messages.yaml_error(f"{origin}:{mark.line + 1}:{mark.column + 1}", exc.problem)
+                ) from None
             except _TooLarge:
                 line = node.start_mark.line + 1
                 raise DefinitionError(

@@ -56,12 +56,13 @@ def _cluster_schemas(session: Session, gvks: list[tuple[str, str, str]]) -> Any:
 
 
 def _read_objects(path: str) -> list[Mapping[str, Any]]:
-    import yaml
+    from workload_map.errors import DefinitionError
+    from workload_map.model.loader import load_yaml_documents
 
     try:
         with open(path, encoding="utf-8") as fh:
-            docs = [d for d in yaml.safe_load_all(fh) if d]
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            docs = [d for d in load_yaml_documents(fh.read(), path) if d]
+    except (OSError, UnicodeDecodeError, DefinitionError) as exc:
         raise CommandError(f"cannot read {path}: {exc}", exit_codes.USAGE) from exc
     out: list[Mapping[str, Any]] = []
     for d in docs:
