@@ -130,3 +130,22 @@ def test_parse_matches_exact_arithmetic(
     expected = -((-nanos.numerator) // nanos.denominator)  # ceil of the magnitude
     text = ("-" if negative else "") + number + suffix
     assert parse_quantity(text) == (-expected if negative else expected)
+
+
+def test_huge_quantities_stay_exact_inside_and_saturate_in_machine_output() -> None:
+    # The API server accepts this memory request; one such pod must not break JSON output.
+    import orjson
+
+    from workload_map.resolve.quantity import INT64_MAX, saturate
+    from workload_map.resolve.resources import pod_spec_totals
+    from workload_map.views.model import Resources
+
+    spec = {
+        "containers": [{"name": "c", "resources": {"requests": {"memory": "999999999999999999999999Ei"}}}]
+    }
+    totals = pod_spec_totals(spec).times(3)
+    assert totals.memory_bytes == 3 * 999999999999999999999999 * 2**60  # exact
+    assert totals.to_dict()["memoryBytes"] == INT64_MAX
+    assert orjson.loads(orjson.dumps(Resources.of(totals).to_dict()))["memoryBytes"] == INT64_MAX
+    assert saturate(-(2**70)) == -(2**63)
+    assert saturate(12) == 12

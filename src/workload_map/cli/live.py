@@ -36,7 +36,6 @@ def read_manifest(path: str) -> dict[str, Any]:
     """One workload manifest from a file or ``-`` (stdin); usage errors as spec 5.5."""
     import sys
 
-
     label = "stdin" if path == "-" else path
     try:
         if path == "-":

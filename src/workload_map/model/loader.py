@@ -317,7 +317,8 @@ class _BadScalar(Exception):
     def __init__(self, node: yaml.Node, problem: str) -> None:
         if "integer string conversion" in problem:
             value = str(getattr(node, "value", ""))
-            problem = f"a number of {len(value)} digits is longer than the allowed {sys.get_int_max_str_digits()}"
+            limit = sys.get_int_max_str_digits()
+            problem = f"a number of {len(value)} digits is longer than the allowed {limit}"
         super().__init__(problem)
         self.node = node
         self.problem = problem

@@ -102,6 +102,16 @@ def parse_quantity(value: Any) -> int:
     raise QuantityError(f"quantity {value!r} is not a valid Kubernetes quantity")
 
 
+# A Quantity's int64 value (``Quantity.Value()``) cannot exceed this; the API server still accepts
+# larger texts (``999999999999999999999999Ei``). Sums here stay exact; machine output saturates.
+INT64_MAX = 2**63 - 1
+
+
+def saturate(n: int) -> int:
+    """``n`` clamped to int64, for JSON and other fixed-width outputs."""
+    return INT64_MAX if n > INT64_MAX else (-INT64_MAX - 1 if n < -INT64_MAX - 1 else n)
+
+
 def to_millis(nanos: int) -> int:
     """Nano-units to milli-units, rounded up (``Quantity.MilliValue``)."""
     return _ceil_div(nanos, 1_000_000)

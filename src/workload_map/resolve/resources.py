@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from workload_map.resolve._fast import build
-from workload_map.resolve.quantity import NANO, parse_quantity, to_millis, to_units
+from workload_map.resolve.quantity import NANO, parse_quantity, saturate, to_millis, to_units
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -87,12 +87,13 @@ class ResourceTotals:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """Machine form; numbers saturate at int64 (JSON consumers hold 64-bit integers)."""
         return {
-            "cpuMillis": self.cpu_millis,
-            "memoryBytes": self.memory_bytes,
-            "gpus": self.gpus,
-            "extended": dict(self.extended),
-            "claims": dict(self.claims),
+            "cpuMillis": saturate(self.cpu_millis),
+            "memoryBytes": saturate(self.memory_bytes),
+            "gpus": saturate(self.gpus),
+            "extended": {k: saturate(v) for k, v in self.extended.items()},
+            "claims": {k: saturate(v) for k, v in self.claims.items()},
         }
 
 

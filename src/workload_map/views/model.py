@@ -34,6 +34,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from workload_map.resolve.quantity import saturate
+
 if TYPE_CHECKING:
     from workload_map.resolve.pods import PodAttribution, PodInfo
     from workload_map.resolve.resources import ResourceTotals
@@ -86,11 +88,12 @@ class Resources:
         return not (self.gpus or self.cpu_millis or self.memory_bytes or any(self.extended.values()))
 
     def to_dict(self) -> dict[str, Any]:
+        """Machine form; numbers saturate at int64 as a Quantity's value does."""
         return {
-            "gpus": self.gpus,
-            "cpuMillis": self.cpu_millis,
-            "memoryBytes": self.memory_bytes,
-            "extended": dict(sorted(self.extended.items())),
+            "gpus": saturate(self.gpus),
+            "cpuMillis": saturate(self.cpu_millis),
+            "memoryBytes": saturate(self.memory_bytes),
+            "extended": {k: saturate(v) for k, v in sorted(self.extended.items())},
         }
 
 
