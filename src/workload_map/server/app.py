@@ -10,13 +10,14 @@ import logging
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import orjson
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
@@ -25,6 +26,7 @@ from starlette.staticfiles import StaticFiles
 from workload_map.errors import ClusterError, NotFoundError, WorkloadMapError
 from workload_map.server.auth import AccessReviewer, Authenticator, User
 from workload_map.server.errors import HttpError, error_body, from_cluster_error
+from workload_map.server.limits import BodyLimit, Limits, read_body
 from workload_map.server.openapi import DEFAULT_LIMIT, MAX_LIMIT, SORT_KEYS, openapi_document
 from workload_map.server.state import ClusterState, TypeRef
 from workload_map.server.workloads import (
@@ -58,6 +60,8 @@ class ServerSettings:
     start_informers: bool = True
     #: SSE: a workload whose pods change is sent again at most once per this many seconds.
     pod_debounce: float = 0.2
+    #: Request body, header, connection bounds (server/limits.py).
+    limits: Limits = field(default_factory=Limits)
 
 
 class JSON(Response):
@@ -125,8 +129,8 @@ def _int(request: Request, name: str, default: int | None, low: int, high: int) 
     return value
 
 
-async def _json_body(request: Request) -> Any:
-    raw = await request.body()
+async def _json_body(request: Request, limits: Limits) -> Any:
+    raw = await read_body(request, limits)
     if not raw:
         raise HttpError(400, "invalid_request", "a JSON body is required")
     try:
@@ -223,11 +227,12 @@ class Api:
 
         from workload_map.server.types import register_type
 
-        body = await _json_body(request)
+        # Authenticate before reading the body: anonymous clients cannot make the server read one.
+        user = await run_in_threadpool(self.user, request)
+        body = await _json_body(request, self.settings.limits)
         dry_run = _bool(request, "dryRun")
 
         def work() -> tuple[dict[str, Any], bool]:
-            user = self.user(request)
             if not dry_run:
                 self.writes("registering a workload type")
             self.authz.require(user, "create", group=KARTA_GROUP, resource=KARTA_RESOURCE)
@@ -428,14 +433,14 @@ class Api:
     async def placement(self, request: Request) -> Response:
         from starlette.concurrency import run_in_threadpool
 
-        body = await _json_body(request)
+        await run_in_threadpool(self.user, request)  # authenticated before the body is read
+        body = await _json_body(request, self.settings.limits)
         return await run_in_threadpool(self._placement, request, body)
 
     def _placement(self, request: Request, body: Any) -> JSON:
         from workload_map.live import definitions_for
         from workload_map.resolve.placement import placement_needs
 
-        self.user(request)
         if not isinstance(body, dict) or not isinstance(body.get("apiVersion"), str) or not body.get("kind"):
             raise HttpError(400, "invalid_request", "the body must be a manifest with apiVersion and kind")
         if not isinstance(body["kind"], str) or not body["apiVersion"]:
@@ -777,6 +782,7 @@ def create_app(state: ClusterState, settings: ServerSettings | None = None) -> S
         routes=routes,
         exception_handlers={HTTPException: not_found, Exception: internal},
         lifespan=lifespan,
+        middleware=[Middleware(BodyLimit, limit=settings.limits.max_body)],
     )
     app.state.api = api
     return app

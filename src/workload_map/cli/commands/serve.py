@@ -59,6 +59,7 @@ def command(
         import uvicorn
 
         from workload_map.server.app import ServerSettings, create_app
+        from workload_map.server.limits import uvicorn_options
         from workload_map.server.state import ClusterState
     except ImportError as exc:
         raise CommandError(
@@ -67,7 +68,8 @@ def command(
     session = Session(get_state())
     config = session.cluster_config()
     state = ClusterState(config)
-    app = create_app(state, ServerSettings(enable_writes=enable_writes))
+    settings = ServerSettings(enable_writes=enable_writes)
+    app = create_app(state, settings)
     click.echo(
         f"wmap serve: listening on {'https' if tls_cert else 'http'}://{host}:{port} "
         f"(API server {config.server}; writes {'enabled' if enable_writes else 'disabled'})",
@@ -81,4 +83,5 @@ def command(
         ssl_certfile=tls_cert,
         ssl_keyfile=tls_key,
         access_log=log_level.lower() == "debug",
+        **uvicorn_options(settings.limits),
     )
