@@ -6,6 +6,8 @@ import base64
 import json
 from typing import Any
 
+import pytest
+
 from tests.operator.helpers import karta
 from workload_map.operator import texts
 from workload_map.operator.claims import Conflict
@@ -98,3 +100,72 @@ def test_last_transition_time_kept_unless_status_changes() -> None:
         cur, [{"type": "Ready", "status": "True", "reason": "Ready", "message": "m"}], "T1"
     )
     assert same[0]["lastTransitionTime"] == "T0" and flipped[0]["lastTransitionTime"] == "T1"
+
+
+def _post(port: int, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.putrequest("POST", "/validate-karta")
+        for k, v in headers.items():
+            conn.putheader(k, v)
+        conn.endheaders()
+        if body:
+            conn.send(body)
+        resp = conn.getresponse()
+        return resp.status, json.loads(resp.read())
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "status", "fragment"),
+    [
+        (b"[]", None, 200, "not an AdmissionReview"),
+        (b"null", None, 200, "not an AdmissionReview"),
+        (b'{"request":"x"}', None, 200, "not an AdmissionReview"),
+        (b'{"request":{"uid":5}}', None, 200, "request.uid is not a string"),
+        (b"{not json", None, 400, "not JSON"),
+        (b"{}", {"Content-Length": "abc"}, 400, "no valid Content-Length"),
+        (b"", {"Content-Length": "999999999"}, 413, "body larger than"),
+    ],
+    ids=["list", "null", "string-request", "bad-uid", "not-json", "bad-length", "too-large"],
+)
+def test_malformed_reviews_get_an_answer(
+    body: bytes, headers: dict[str, str] | None, status: int, fragment: str
+) -> None:
+    from workload_map.operator.webhooks import HTTPServerThread
+
+    handler = AdmissionHandler(FakeClaims())  # type: ignore[arg-type]
+    server = HTTPServerThread("127.0.0.1:0", admission=handler).start()
+    try:
+        got, answer = _post(server.port, body, headers or {"Content-Length": str(len(body))})
+    finally:
+        server.stop()
+    assert got == status
+    assert answer["kind"] == "AdmissionReview"
+    assert answer["response"]["allowed"] is False
+    assert fragment in answer["response"]["status"]["message"]
+
+
+def test_many_indistinguishable_children_give_linear_findings() -> None:
+    # 6,000 components with one selector: one finding per extra component, not per pair.
+    from workload_map.model.loader import load_definitions_text
+    from workload_map.model.validator import validate_definition
+
+    selector = {"componentTypeSelector": {"keyPath": ".metadata.labels.role", "value": "x"}}
+    children = [
+        {
+            "name": f"c{i}",
+            "ownerRef": "root",
+            "specDefinition": {"podTemplateSpecPath": f".spec.c{i}"},
+            "podSelector": selector,
+        }
+        for i in range(6000)
+    ]
+    doc = karta("many", "example.com", "v1", "Many")
+    doc["spec"]["structureDefinition"]["childComponents"] = children
+    [definition] = load_definitions_text(json.dumps(doc), name="many.json").definitions
+    codes = [f.code for f in validate_definition(definition.karta)]
+    assert codes.count("KARTA216") == 5999

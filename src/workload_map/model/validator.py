@@ -22,6 +22,7 @@ import functools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -436,21 +437,23 @@ def _selector_key(c: ComponentDefinition) -> tuple[str, str, tuple[tuple[str, st
 
 
 def _check_selectors_distinct(ctx: _Ctx) -> None:
-    pods = [(p, c) for p, c in _components(ctx.karta) if c.has_pod_definition]
-    for i, (_, a) in enumerate(pods):
-        for path_b, b in pods[i + 1 :]:
-            ka, kb = _selector_key(a), _selector_key(b)
-            if ka is None and kb is None:
-                why = "neither has a componentTypeSelector"
-            elif ka is not None and ka == kb:
-                why = "their componentTypeSelectors are identical"
-            else:
-                continue
-            ctx.add(
-                "KARTA216",
-                messages.selectors_indistinguishable(a.name, b.name, why),
-                f"{path_b}.podSelector",
-            )
+    # Linear: each component is compared with the first one that has the same selector key, so
+    # n indistinguishable components give n - 1 findings (not one per pair).
+    first_by_key: dict[Any, ComponentDefinition] = {}
+    for path, c in _components(ctx.karta):
+        if not c.has_pod_definition:
+            continue
+        key = _selector_key(c)
+        first = first_by_key.setdefault(key, c)
+        if first is c:
+            continue
+        why = (
+            "neither has a componentTypeSelector"
+            if key is None
+            else "their componentTypeSelectors are identical"
+        )
+        message = messages.selectors_indistinguishable(first.name, c.name, why)
+        ctx.add("KARTA216", message, f"{path}.podSelector")
 
 
 def _check_child_kinds(ctx: _Ctx) -> None:

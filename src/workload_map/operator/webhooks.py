@@ -184,10 +184,15 @@ class AdmissionHandler:
             response["warnings"] = _trim(warnings)
         return response
 
-    def review(self, path: str, review: Mapping[str, Any]) -> Obj:
-        """An AdmissionReview response for ``review`` sent to ``path``."""
-        request = review.get("request") or {}
+    def review(self, path: str, review: Any) -> Obj:
+        """An AdmissionReview response for ``review`` sent to ``path``; a body that is not an
+        AdmissionReview gets a denial that says so (never a dropped connection)."""
+        request = review.get("request") if isinstance(review, Mapping) else None
+        if not isinstance(request, Mapping):
+            return malformed_review("the body is not an AdmissionReview with a request object")
         uid = request.get("uid", "")
+        if not isinstance(uid, str):
+            return malformed_review("request.uid is not a string")
         try:
             if path == VALIDATE_PATH:
                 response = self.validate(request)
@@ -203,6 +208,19 @@ class AdmissionHandler:
             }
         response["uid"] = uid
         return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
+
+
+def malformed_review(message: str) -> Obj:
+    """The AdmissionReview answer to a request that cannot be reviewed (status 400)."""
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "response": {
+            "uid": "",
+            "allowed": False,
+            "status": {"code": 400, "reason": "BadRequest", "message": f"karta webhook: {message}"},
+        },
+    }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -231,18 +249,25 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0]
-        length = int(self.headers.get("Content-Length") or 0)
         if path not in (VALIDATE_PATH, MUTATE_PATH) or self.server.admission is None:
             self._send(404, b"not found", "text/plain")
             return
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
         if length <= 0 or length > MAX_BODY:
-            self._send(413 if length > MAX_BODY else 400, b"bad request body", "text/plain")
+            # Checked before reading: nothing of an oversized or undeclared body is read.
+            self.close_connection = True
+            message = f"body larger than {MAX_BODY} bytes" if length > MAX_BODY else "no valid Content-Length"
+            self._send(413 if length > MAX_BODY else 400, orjson.dumps(malformed_review(message)))
             return
         try:
             review = orjson.loads(self.rfile.read(length))
-        except orjson.JSONDecodeError:
-            self._send(400, b"not JSON", "text/plain")
+        except orjson.JSONDecodeError as exc:
+            self._send(400, orjson.dumps(malformed_review(f"the body is not JSON: {exc}")))
             return
+        # A parsed body always gets an AdmissionReview (a malformed one: a denial saying why).
         self._send(200, orjson.dumps(self.server.admission.review(path, review)))
 
 
