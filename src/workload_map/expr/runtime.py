@@ -301,17 +301,11 @@ def compare(a: Any, b: Any) -> int:
 
 def jeq(a: Any, b: Any) -> bool:
     ta = type(a)
-    if ta is str or a is None:
+    if ta is str or a is None:  # the common case, without a second call
         return bool(a == b)
-    tb = type(b)
-    if ta is bool or tb is bool:
-        return a is b
-    if (ta is list or ta is dict) and ta is tb:
-        measure(a)  # the comparison below walks at most this much
-        return _jeq(a, b)
-    if (ta is int or ta is float) and (tb is int or tb is float):
-        return bool(a == b)
-    return False
+    if (ta is list or ta is dict) and ta is type(b):
+        measure(a)  # the comparison walks at most this much
+    return _jeq(a, b)
 
 
 def _jeq(a: Any, b: Any) -> bool:
