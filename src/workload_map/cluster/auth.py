@@ -16,8 +16,10 @@ goes to ours, as with kubectl (plugins print prompts and errors there).
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -31,7 +33,7 @@ from urllib.parse import quote
 import httpx
 import orjson
 
-from workload_map.cluster.kubeconfig import ClusterConfig, ExecConfig
+from workload_map.cluster.kubeconfig import ClusterConfig, ExecConfig, read_local_file
 from workload_map.errors import ConfigurationError, ExecPluginError
 
 __all__ = ["Credential", "ExecCredentialProvider", "KubeAuth", "TokenFileSource"]
@@ -45,6 +47,26 @@ EXEC_API_VERSIONS = (
 EXPIRY_SKEW = 10.0
 #: Re-read a token file at most this often (the kubelet rotates projected tokens).
 TOKEN_FILE_TTL = 60.0
+#: Largest token file read (projected service-account tokens are a few KB).
+MAX_TOKEN_FILE = 1024 * 1024
+#: Longest run of an exec plugin without a terminal, and with one (a person may be typing a password).
+EXEC_TIMEOUT = 60.0
+INTERACTIVE_EXEC_TIMEOUT = 300.0
+#: Largest ExecCredential an exec plugin may print.
+MAX_EXEC_OUTPUT = 1024 * 1024
+
+
+def _kill(proc: subprocess.Popen[bytes], *, group: bool) -> None:
+    """Stop a plugin (and, in its own session, everything it started); reap it if it goes quickly."""
+    try:
+        if group:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except (ProcessLookupError, PermissionError):
+        pass
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=1.0)
 
 
 @dataclass(frozen=True)
@@ -82,6 +104,7 @@ class ExecCredentialProvider:
         stdin: IO[Any] | None = None,
         stderr: IO[Any] | int | None = None,
         clock: Callable[[], float] = time.time,
+        timeout: float | None = None,
     ) -> None:
         if exec_config.api_version not in EXEC_API_VERSIONS:
             raise ConfigurationError(
@@ -94,6 +117,8 @@ class ExecCredentialProvider:
         self._stdin = stdin if stdin is not None else sys.stdin
         self._stderr = stderr
         self._clock = clock
+        #: Longest run of the plugin; None: EXEC_TIMEOUT, or INTERACTIVE_EXEC_TIMEOUT with a terminal.
+        self.timeout = timeout
         self._lock = threading.Lock()
         self._cached: Credential | None = None
         #: How many times the plugin ran (tests and diagnostics).
@@ -171,14 +196,33 @@ class ExecCredentialProvider:
         if "/" not in command and shutil.which(command, path=env.get("PATH")) is None:
             raise self._missing()
         self.runs += 1
+        limit = (
+            self.timeout
+            if self.timeout is not None
+            else (INTERACTIVE_EXEC_TIMEOUT if interactive else EXEC_TIMEOUT)
+        )
+        returncode, out = self._spawn([command, *cfg.args], env, interactive, limit)
+        if returncode != 0:
+            raise ExecPluginError(f'exec plugin "{command}" failed with exit code {returncode}')
+        return self._parse(out)
+
+    def _spawn(
+        self, argv: list[str], env: dict[str, str], interactive: bool, limit: float
+    ) -> tuple[int, bytes]:
+        """Run the plugin with its stdout capped at MAX_EXEC_OUTPUT and its run time at ``limit``.
+
+        A non-interactive plugin runs in its own session so that a kill also reaches the children
+        that hold its stdout open; an interactive one must stay in the terminal's process group.
+        """
+        command = argv[0]
         try:
-            proc = subprocess.run(
-                [command, *cfg.args],
+            proc = subprocess.Popen(
+                argv,
                 env=env,
                 stdin=None if interactive else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=self._stderr,
-                check=False,
+                start_new_session=not interactive,
             )
         except FileNotFoundError:
             raise self._missing() from None
@@ -186,9 +230,38 @@ class ExecCredentialProvider:
             raise ExecPluginError(f'exec plugin "{command}" is not executable') from None
         except OSError as exc:
             raise ExecPluginError(f'exec plugin "{command}" could not be started: {exc}') from None
-        if proc.returncode != 0:
-            raise ExecPluginError(f'exec plugin "{command}" failed with exit code {proc.returncode}')
-        return self._parse(proc.stdout)
+        assert proc.stdout is not None
+        stdout = proc.stdout
+        chunks: list[bytes] = []
+        reader = threading.Thread(
+            target=lambda: chunks.append(stdout.read(MAX_EXEC_OUTPUT + 1)),
+            name="exec-plugin-stdout",
+            daemon=True,
+        )
+        reader.start()
+        reader.join(limit)
+        out = chunks[0] if chunks else b""
+        problem = None
+        if reader.is_alive():
+            problem = f"did not finish within {limit:g}s"
+        elif len(out) > MAX_EXEC_OUTPUT:
+            problem = f"printed more than {MAX_EXEC_OUTPUT} bytes"
+        if problem is not None:
+            _kill(proc, group=not interactive)
+            reader.join(1.0)
+            stdout.close()
+            raise ExecPluginError(f'exec plugin "{command}" {problem}; it was stopped')
+        try:
+            returncode = proc.wait(timeout=max(limit, 1.0))
+        except subprocess.TimeoutExpired:
+            # stdout is closed but the process lives on: stop it rather than wait forever.
+            _kill(proc, group=not interactive)
+            raise ExecPluginError(
+                f'exec plugin "{command}" did not exit within {limit:g}s; it was stopped'
+            ) from None
+        finally:
+            stdout.close()
+        return returncode, out
 
     def _missing(self) -> ExecPluginError:
         text = f'exec plugin "{self.config.command}" was not found'
@@ -251,13 +324,11 @@ class TokenFileSource:
         with self._lock:
             now = self._clock()
             if force or self._token is None or now - self._read_at > TOKEN_FILE_TTL:
+                raw = read_local_file(self.path, "token", MAX_TOKEN_FILE)
                 try:
-                    with open(self.path, encoding="utf-8") as fh:
-                        self._token = fh.read().strip()
-                except OSError as exc:
-                    raise ConfigurationError(
-                        f"cannot read token file {self.path}: {exc.strerror or exc}"
-                    ) from None
+                    self._token = raw.decode("utf-8").strip()
+                except UnicodeDecodeError:
+                    raise ConfigurationError(f"token file {self.path} is not UTF-8 text") from None
                 self._read_at = now
             return self._token
 

@@ -66,6 +66,13 @@ _ERROR_TYPES: dict[int, type[ApiError]] = {
 }
 #: Longest wait a Retry-After header can impose on one retry.
 MAX_RETRY_AFTER = 30.0
+#: Whole-request deadline (retries and body included) when ``--request-timeout`` is not set; watches
+#: and other streams have none then (the server ends a watch by its ``timeoutSeconds``).
+DEFAULT_RESPONSE_DEADLINE = 300.0
+#: Largest response body kept; an endless or huge body is an error, not unbounded memory.
+MAX_RESPONSE_BYTES = 256 * 1024 * 1024
+#: Error bodies are cut here: only their Status message is used.
+MAX_ERROR_BODY = 64 * 1024
 
 
 def api_path(
@@ -170,6 +177,8 @@ class KubeClient:
         backoff_base: float = 0.2,
         backoff_max: float = 5.0,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         on_warning: Callable[[str], None] | None = None,
         user_agent: str | None = None,
     ) -> None:
@@ -180,6 +189,8 @@ class KubeClient:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self._sleep = sleep
+        self._clock = clock
+        self.max_response_bytes = max_response_bytes
         self.on_warning = on_warning
         self.user_agent = user_agent or f"wmap/{__version__} (python; httpx)"
         self._transport = transport
@@ -307,12 +318,15 @@ class KubeClient:
             headers["Content-Type"] = content_type
         if accept:
             headers["Accept"] = accept
+        budget = self.config.timeout or (None if stream else DEFAULT_RESPONSE_DEADLINE)
+        deadline = None if budget is None else self._clock() + budget
         attempt = 0
         connect_failures = 0
         exec_retried = False
         while True:
             attempt += 1
             http = self._client()
+            base_timeout = timeout if timeout is not None else http.timeout
             request = http.build_request(
                 method,
                 path,
@@ -320,10 +334,10 @@ class KubeClient:
                 content=content,
                 headers=headers or None,
                 extensions=self._extensions or None,
-                timeout=timeout if timeout is not None else http.timeout,
+                timeout=_within(base_timeout, self._left(deadline, budget, method, path)),
             )
             try:
-                response = http.send(request, stream=stream)
+                response = http.send(request, stream=True)
             except httpx.TransportError as exc:
                 reason, tls = _transport_reason(exc)
                 refused = isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)) and not tls
@@ -339,32 +353,118 @@ class KubeClient:
                         )
                     )
                 )
-                if retryable and attempt < self.max_tries:
-                    self._sleep(self._backoff(attempt, None))
+                delay = self._backoff(attempt, None)
+                if retryable and attempt < self.max_tries and self._can_wait(delay, deadline):
+                    self._sleep(delay)
                     continue
+                timed_out = isinstance(exc, httpx.TimeoutException) and deadline is not None
+                if (
+                    timed_out
+                    and budget is not None
+                    and deadline is not None
+                    and self._clock() >= deadline - 0.05
+                ):
+                    raise self._timed_out(method, path, budget) from exc
                 raise ConnectionFailedError(
                     f"cannot reach the Kubernetes API server at {self.config.server}: {reason}",
                     server=self.config.server,
                 ) from exc
             status = response.status_code
+            raw_path = request.url.raw_path.decode("ascii", "replace")
             if status < 400:
                 self._warn(response)
+                if not stream:
+                    self._read_body(response, deadline, budget, method, raw_path)
                 return response
             retry = status in (429, 503) or (idempotent and status in (500, 502, 504))
-            if retry and attempt < self.max_tries:
-                delay = self._backoff(attempt, response.headers.get("retry-after"))
+            delay = self._backoff(attempt, response.headers.get("retry-after")) if retry else 0.0
+            if retry and attempt < self.max_tries and self._can_wait(delay, deadline):
                 response.close()
                 self._sleep(delay)
                 continue
-            body = response.read()
-            response.close()
+            body = self._read_body(response, deadline, budget, method, raw_path, limit=MAX_ERROR_BODY)
             if status == 401 and not exec_retried and self._cert_in_use is not None and self.auth.exec:
                 # An exec plugin's client certificate was refused: ask the plugin again, once.
                 exec_retried = True
                 self.auth.exec.refresh_after_unauthorized(self.auth.exec_credential())
                 attempt -= 1
                 continue
-            raise _status_error(status, body, method, request.url.raw_path.decode("ascii", "replace"))
+            raise _status_error(status, body, method, raw_path)
+
+    def _left(self, deadline: float | None, budget: float | None, method: str, path: str) -> float | None:
+        """Seconds left before ``deadline`` (None: no deadline); past it, the request has timed out."""
+        if deadline is None or budget is None:
+            return None
+        left = deadline - self._clock()
+        if left <= 0:
+            raise self._timed_out(method, path, budget)
+        return left
+
+    def _can_wait(self, delay: float, deadline: float | None) -> bool:
+        """Whether a retry after ``delay`` seconds still starts before the deadline."""
+        return deadline is None or self._clock() + delay < deadline
+
+    def _timed_out(self, method: str, path: str, budget: float) -> ConnectionFailedError:
+        flag = " (--request-timeout)" if self.config.timeout else ""
+        return ConnectionFailedError(
+            f"{method} {path} on {self.config.server}: no complete response within {budget:g}s{flag}",
+            server=self.config.server,
+        )
+
+    def _read_body(
+        self,
+        response: httpx.Response,
+        deadline: float | None,
+        budget: float | None,
+        method: str,
+        path: str,
+        *,
+        limit: int | None = None,
+    ) -> bytes:
+        """Read the body within the deadline and the size cap; the response keeps it as ``.content``.
+
+        An error body over ``limit`` is cut there (only its Status message matters); a success body over
+        ``max_response_bytes`` is an error, as is a body still arriving at the deadline (a server that
+        trickles bytes defeats the per-read timeout).
+        """
+        cap = self.max_response_bytes if limit is None else limit
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > cap:
+                    if limit is not None:
+                        chunks.append(chunk[: len(chunk) - (size - cap)])
+                        break
+                    raise ApiError(
+                        response.status_code,
+                        "ResponseTooLarge",
+                        f"{method} {path}: the API server's response is larger than {cap} bytes",
+                        method=method,
+                        path=path,
+                    )
+                chunks.append(chunk)
+                if deadline is not None and budget is not None and self._clock() > deadline:
+                    raise self._timed_out(method, path, budget)
+        except httpx.TimeoutException as exc:
+            if budget is not None:
+                raise self._timed_out(method, path, budget) from exc
+            raise ConnectionFailedError(
+                f"{method} {path} on {self.config.server}: the response stopped arriving",
+                server=self.config.server,
+            ) from exc
+        except (httpx.TransportError, httpx.StreamError) as exc:
+            reason, _ = _transport_reason(exc)
+            raise ConnectionFailedError(
+                f"{method} {path} on {self.config.server}: the response broke off: {reason}",
+                server=self.config.server,
+            ) from exc
+        finally:
+            response.close()
+        body = b"".join(chunks)
+        response._content = body  # what httpx's own read() stores; later .content is this body
+        return body
 
     # --------------------------------------------------------------------------------------- reads
 
@@ -630,6 +730,19 @@ class KubeClient:
 
     def server_version(self) -> dict[str, Any]:
         return self.get("/version")
+
+
+def _within(timeout: httpx.Timeout, left: float | None) -> httpx.Timeout:
+    """``timeout`` with every phase shortened to the ``left`` seconds of the request's deadline."""
+    if left is None:
+        return timeout
+
+    def cap(value: float | None) -> float:
+        return left if value is None else min(value, left)
+
+    return httpx.Timeout(
+        connect=cap(timeout.connect), read=cap(timeout.read), write=cap(timeout.write), pool=cap(timeout.pool)
+    )
 
 
 def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:

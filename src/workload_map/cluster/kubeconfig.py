@@ -137,7 +137,7 @@ class ClusterConfig:
         if self.ca_data:
             return self.ca_data
         if self.ca_file:
-            return _read_file(self.ca_file, "certificate authority")
+            return read_local_file(self.ca_file, "certificate authority")
         return None
 
 
@@ -167,13 +167,23 @@ def parse_duration(value: str) -> float | None:
     return None if seconds == 0 else seconds
 
 
-def _read_file(path: str, what: str) -> bytes:
+#: Largest local file a kubeconfig may name (certificates, keys, token files, the kubeconfig itself):
+#: a path such as /dev/zero must end in a message, not in unbounded memory.
+MAX_LOCAL_FILE = 16 * 1024 * 1024
+
+
+def read_local_file(path: str | Path, what: str, limit: int = MAX_LOCAL_FILE) -> bytes:
+    """The bytes of a file the kubeconfig names, at most ``limit`` of them (else a ConfigurationError)."""
     try:
-        return Path(path).read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
     except FileNotFoundError:
         raise ConfigurationError(f"{what} file {path} does not exist") from None
     except OSError as exc:
         raise ConfigurationError(f"cannot read {what} file {path}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise ConfigurationError(f"{what} file {path} is larger than {limit} bytes")
+    return data
 
 
 def _b64(value: Any, what: str, where: str) -> bytes:
@@ -187,10 +197,11 @@ def _b64(value: Any, what: str, where: str) -> bytes:
 
 def _load_yaml(path: Path) -> dict[str, Any]:
 
+    raw = read_local_file(path, "kubeconfig")
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ConfigurationError(f"cannot read kubeconfig {path}: {exc.strerror or exc}") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(f"kubeconfig {path} is not UTF-8 text: {exc}") from None
     from workload_map.errors import DefinitionError
     from workload_map.model.loader import load_yaml_documents
 

@@ -13,7 +13,7 @@ import shutil
 import ssl
 import tempfile
 
-from workload_map.cluster.kubeconfig import ClusterConfig, _read_file
+from workload_map.cluster.kubeconfig import ClusterConfig, read_local_file
 from workload_map.errors import ConfigurationError
 
 __all__ = ["build_ssl_context", "load_client_cert"]
@@ -82,7 +82,7 @@ def build_ssl_context(
                 f"cannot be used: {exc.reason or exc}"
             ) from None
     elif config.client_cert_data or config.client_cert_file:
-        cert = config.client_cert_data or _read_file(config.client_cert_file or "", "client certificate")
-        key = config.client_key_data or _read_file(config.client_key_file or "", "client key")
+        cert = config.client_cert_data or read_local_file(config.client_cert_file or "", "client certificate")
+        key = config.client_key_data or read_local_file(config.client_key_file or "", "client key")
         load_client_cert(ctx, cert, key)
     return ctx

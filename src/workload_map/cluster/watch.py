@@ -23,14 +23,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
-from workload_map.errors import ConnectionFailedError
+from workload_map.errors import ApiError, ConnectionFailedError
 
 if TYPE_CHECKING:
     from types import TracebackType
 
     from workload_map.cluster.client import WatchEvent
 
-__all__ = ["WatchStream"]
+__all__ = ["MAX_EVENT_BYTES", "WatchStream"]
+
+#: Longest watch event line accepted (objects are at most a few MB; an endless line is an error).
+MAX_EVENT_BYTES = 64 * 1024 * 1024
 
 
 class _StreamingResponse(Protocol):
@@ -93,16 +96,28 @@ class WatchStream:
         """The raw newline-delimited lines of the response (without the newline)."""
         from workload_map.cluster.client import _transport_reason
 
-        buffer = b""
+        pending: list[bytes] = []  # pieces of a line not yet ended (joined once: no quadratic +=)
+        pending_size = 0
         try:
             for chunk in self._response.iter_bytes():
                 if self._closed:
                     return
-                buffer += chunk
                 if b"\n" not in chunk:
+                    pending.append(chunk)
+                    pending_size += len(chunk)
+                    if pending_size > MAX_EVENT_BYTES:
+                        raise ApiError(
+                            200,
+                            "ResponseTooLarge",
+                            f"the watch on {self.path} sent an event over {MAX_EVENT_BYTES} bytes",
+                        )
                     continue
-                *lines, buffer = buffer.split(b"\n")
+                first, *lines, rest = chunk.split(b"\n")
+                pending.append(first)
+                yield b"".join(pending)
                 yield from lines
+                pending = [rest]
+                pending_size = len(rest)
         except (httpx.TransportError, httpx.StreamError, OSError) as exc:
             if self._closed:
                 return  # interrupted by close(): a normal end
@@ -112,6 +127,7 @@ class WatchStream:
             ) from exc
         if self._closed:
             return
+        buffer = b"".join(pending)
         if buffer.strip():
             yield buffer
 
