@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+import workload_map.catalog
 from tests.cli.helpers import RUNNING_JOBSET_STATUS, jobset
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient
 from tests.support.processes import start_wmap
+from workload_map.cli import exit_codes
 
 
 @pytest.fixture(scope="module")
@@ -137,3 +144,54 @@ def test_sse_stream_sees_pod_becoming_ready(
                 break
         else:
             raise AssertionError("no modified event after the pod became ready")
+
+
+def test_definitions_flag_is_served(cluster: TestCluster, tmp_path: Path) -> None:
+    """``wmap serve --definitions FILE``: the file's definition wins over the catalog's for its type."""
+    catalog = Path(workload_map.catalog.__file__).parent / "data" / "jobset-x-k8s-io-jobset-v1alpha2.yaml"
+    text = catalog.read_text().replace("name: jobset-x-k8s-io-jobset-v1alpha2", "name: my-jobsets", 1)
+    local = tmp_path / "mine.yaml"
+    local.write_text(text)
+    kc = cluster.write_kubeconfig(tmp_path / "kubeconfig", user="admin")
+    with start_wmap("serve", ["--definitions", str(local)], tmp_path / "serve.log", kubeconfig=kc) as proc:
+        headers = {"Authorization": f"Bearer {cluster.token('admin')}"}
+        answer = httpx.get(proc.url + "/api/v1/workload-types", headers=headers)
+        assert answer.status_code == 200, answer.text
+        types = answer.json()["items"]
+        jobsets = [t for t in types if t["kind"] == "JobSet"]
+        assert [(t["name"], t["origin"]) for t in jobsets] == [("my-jobsets", "local")]
+        assert f"definitions from {local}" in proc.tail()
+
+
+def _serve(args: list[str], tmp_path: Path, kubeconfig: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "WMAP_CATALOG_DIR")}
+    env["HOME"] = str(tmp_path)
+    return subprocess.run(
+        [sys.executable, "-m", "workload_map.cli.main", "serve", "--kubeconfig", str(kubeconfig), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_port_in_use_is_an_error_before_listening(cluster: TestCluster, tmp_path: Path) -> None:
+    kc = cluster.write_kubeconfig(tmp_path / "kubeconfig", user="admin")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        done = _serve(["--listen", f"127.0.0.1:{port}"], tmp_path, kc)
+    assert done.returncode == exit_codes.ERROR, done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
+    assert "listening on" not in done.stderr
+
+
+def test_a_bad_definitions_file_stops_serve_naming_it(cluster: TestCluster, tmp_path: Path) -> None:
+    kc = cluster.write_kubeconfig(tmp_path / "kubeconfig", user="admin")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: run.ai/v1alpha1\nkind: Karta\nmetadata: {name: x}\nspec: {}\n")
+    done = _serve(["--listen", "127.0.0.1:0", "--definitions", str(bad)], tmp_path, kc)
+    assert done.returncode == exit_codes.USAGE, done.stderr
+    assert f"--definitions {bad}" in done.stderr and "listening on" not in done.stderr

@@ -2,6 +2,6 @@
 attribution, fed by informers (see docs/metrics.md)."""
 
 from workload_map.exporter.collector import Exporter, WatchedKind
-from workload_map.exporter.server import MetricsServer, parse_listen
+from workload_map.exporter.server import MetricsServer
 
-__all__ = ["Exporter", "MetricsServer", "WatchedKind", "parse_listen"]
+__all__ = ["Exporter", "MetricsServer", "WatchedKind"]

@@ -9,42 +9,21 @@ from __future__ import annotations
 
 import gzip
 import logging
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
 from workload_map.exporter.exposition import CONTENT_TYPE
+from workload_map.httpserver import BoundedHTTPServer, BoundedRequestHandler, ServerLimits, ServerThread
 
 if TYPE_CHECKING:
     from workload_map.exporter.collector import Exporter
 
-__all__ = ["MetricsServer", "parse_listen"]
+__all__ = ["MetricsServer"]
 
 log = logging.getLogger(__name__)
 
 
-def parse_listen(value: str) -> tuple[str, int]:
-    """``:9090``, ``0.0.0.0:9090``, ``[::1]:9090`` or ``9090`` -> (host, port); no host = all."""
-    text = value.strip()
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        host, port = "", text
-    host = host.strip("[]")
-    try:
-        number = int(port)
-    except ValueError:
-        raise ValueError(f"invalid listen address {value!r}: expected [HOST]:PORT") from None
-    if not 0 <= number <= 65535:
-        raise ValueError(f"invalid listen address {value!r}: port out of range")
-    return host or "0.0.0.0", number
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(BoundedRequestHandler):
     server: _Server
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: object) -> None:
-        log.debug("%s - %s", self.address_string(), format % args)
 
     def _send(self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8") -> None:
         encoding = None
@@ -88,38 +67,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, b"not found\n")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, address: tuple[str, int], exporter: Exporter) -> None:
+class _Server(BoundedHTTPServer):
+    def __init__(self, address: tuple[str, int], exporter: Exporter, limits: ServerLimits | None) -> None:
         self.exporter = exporter
-        if ":" in address[0]:
-            import socket
-
-            self.address_family = socket.AF_INET6
-        super().__init__(address, _Handler)
+        super().__init__(address, _Handler, limits=limits)
 
 
-class MetricsServer:
+class MetricsServer(ServerThread):
     """Serve ``exporter`` on ``host:port`` (port 0 picks a free one; see :attr:`port`)."""
 
-    def __init__(self, exporter: Exporter, host: str = "0.0.0.0", port: int = 9090) -> None:
-        self._server = _Server((host, port), exporter)
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
-
-    def start(self) -> MetricsServer:
-        self._thread = threading.Thread(target=self._server.serve_forever, name="wmap-http", daemon=True)
-        self._thread.start()
-        return self
+    def __init__(
+        self, exporter: Exporter, host: str = "0.0.0.0", port: int = 9090, limits: ServerLimits | None = None
+    ) -> None:
+        super().__init__(_Server((host, port), exporter, limits), "wmap-http")
 
     def serve_forever(self) -> None:
-        self._server.serve_forever()
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self.server.serve_forever()

@@ -17,14 +17,19 @@ import base64
 import json
 import logging
 import ssl
-import threading
 from collections.abc import Callable, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from workload_map.httpserver import (
+    BoundedHTTPServer,
+    BoundedRequestHandler,
+    ServerLimits,
+    ServerThread,
+    parse_listen,
+)
 from workload_map.model.findings import ERROR
 from workload_map.model.loader import load_definitions_text
 from workload_map.operator import texts
@@ -223,12 +228,8 @@ def malformed_review(message: str) -> Obj:
     }
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(BoundedRequestHandler):
     server: _Server
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("%s " + format, self.address_string(), *args)
 
     def _send(self, code: int, body: bytes, content_type: str = "application/json") -> None:
         self.send_response(code)
@@ -252,18 +253,19 @@ class _Handler(BaseHTTPRequestHandler):
         if path not in (VALIDATE_PATH, MUTATE_PATH) or self.server.admission is None:
             self._send(404, b"not found", "text/plain")
             return
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            length = -1
-        if length <= 0 or length > MAX_BODY:
+        length = self.content_length()
+        if length is None or length == 0 or length > MAX_BODY:
             # Checked before reading: nothing of an oversized or undeclared body is read.
             self.close_connection = True
-            message = f"body larger than {MAX_BODY} bytes" if length > MAX_BODY else "no valid Content-Length"
-            self._send(413 if length > MAX_BODY else 400, orjson.dumps(malformed_review(message)))
+            too_big = length is not None and length > MAX_BODY
+            message = f"body larger than {MAX_BODY} bytes" if too_big else "no valid Content-Length"
+            self._send(413 if too_big else 400, orjson.dumps(malformed_review(message)))
             return
+        body = self.read_body(length)
+        if body is None:
+            return  # the client did not send its body in time: nothing to answer
         try:
-            review = orjson.loads(self.rfile.read(length))
+            review = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
             self._send(400, orjson.dumps(malformed_review(f"the body is not JSON: {exc}")))
             return
@@ -271,46 +273,23 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, orjson.dumps(self.server.admission.review(path, review)))
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
+class _Server(BoundedHTTPServer):
     def __init__(
         self,
         address: tuple[str, int],
         admission: AdmissionHandler | None,
         ready: Callable[[], bool],
+        ssl_context: ssl.SSLContext | None,
     ) -> None:
-        super().__init__(address, _Handler)
         self.admission = admission
         self.ready = ready
-        self.ssl_context: ssl.SSLContext | None = None
-
-    def finish_request(self, request: Any, client_address: Any) -> None:
-        # The TLS handshake runs on the request's own thread, so a slow or broken client cannot
-        # stall the accept loop; a read timeout bounds idle connections.
-        request.settimeout(30.0)
-        if self.ssl_context is not None:
-            try:
-                request = self.ssl_context.wrap_socket(request, server_side=True)
-            except (ssl.SSLError, OSError) as exc:
-                log.debug("TLS handshake with %s failed: %s", client_address, exc)
-                return
-            try:
-                super().finish_request(request, client_address)
-            finally:
-                request.close()
-            return
-        super().finish_request(request, client_address)
+        super().__init__(
+            address, _Handler, limits=ServerLimits(workers=32, backlog=128), ssl_context=ssl_context
+        )
 
 
-def parse_listen(value: str) -> tuple[str, int]:
-    host, _, port = value.rpartition(":")
-    return (host.strip("[]") or "0.0.0.0", int(port))
-
-
-class HTTPServerThread:
-    """An HTTP(S) server on a background thread."""
+class HTTPServerThread(ServerThread):
+    """The webhook (and health) server on a background thread; TLS when a certificate is given."""
 
     def __init__(
         self,
@@ -321,22 +300,9 @@ class HTTPServerThread:
         key: Path | None = None,
         ready: Callable[[], bool] = lambda: True,
     ) -> None:
-        self.server = _Server(parse_listen(listen), admission, ready)
+        context = None
         if cert is not None and key is not None:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             context.minimum_version = ssl.TLSVersion.TLSv1_2
             context.load_cert_chain(str(cert), str(key))
-            self.server.ssl_context = context
-        self._thread = threading.Thread(target=self.server.serve_forever, name=f"http:{listen}", daemon=True)
-
-    @property
-    def port(self) -> int:
-        return int(self.server.server_address[1])
-
-    def start(self) -> HTTPServerThread:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(_Server(parse_listen(listen), admission, ready, context), f"http:{listen}")

@@ -192,8 +192,8 @@ class Api:
 
         user = self.user(request)
         origin = request.query_params.get("origin")
-        if origin not in (None, "", "catalog", "cluster"):
-            raise HttpError(400, "invalid_request", "origin must be catalog or cluster")
+        if origin not in (None, "", "catalog", "cluster", "local"):
+            raise HttpError(400, "invalid_request", "origin must be catalog, cluster or local")
         served = _bool(request, "served") if request.query_params.get("served") else None
         defs = self.state.definitions()
         warnings = [w.message for w in defs.warnings]

@@ -457,7 +457,11 @@ def _paths() -> dict[str, Schema]:
                 "description": "Catalog entries are always listed; cluster Karta objects only when the user "
                 "may list kartas.run.ai.",
                 "parameters": [
-                    _q("origin", {"enum": ["catalog", "cluster"]}, "Only definitions of this origin."),
+                    _q(
+                        "origin",
+                        {"enum": ["catalog", "cluster", "local"]},
+                        "Only definitions of this origin.",
+                    ),
                     _q("served", {"type": "boolean"}, "Only types the cluster serves (true) or not (false)."),
                 ],
                 "responses": _responses({"200": _ok("WorkloadTypeList")}),

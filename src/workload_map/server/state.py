@@ -18,7 +18,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -113,6 +113,7 @@ class ClusterState:
         definitions_ttl: float = 10.0,
         sync_timeout: float = 30.0,
         watch_timeout: int = 300,
+        local_paths: Sequence[str] = (),
     ) -> None:
         from workload_map.cluster.client import KubeClient
         from workload_map.cluster.discovery import Discovery
@@ -123,6 +124,8 @@ class ClusterState:
         self.definitions_ttl = definitions_ttl
         self.sync_timeout = sync_timeout
         self.watch_timeout = watch_timeout
+        #: ``--definitions`` files and directories: merged over the catalog and cluster Kartas.
+        self.local_paths = tuple(local_paths)
         self._lock = threading.RLock()
         self._defs: DefinitionSet | None = None
         self._defs_at = 0.0
@@ -157,7 +160,7 @@ class ClusterState:
         def list_kartas() -> list[dict[str, Any]]:
             return client.list_all(KARTA_RESOURCE_PATH)
 
-        defs = load_definition_set(list_kartas=list_kartas)
+        defs = load_definition_set(list_kartas=list_kartas, local_paths=self.local_paths)
         for w in defs.warnings:
             log.warning("definitions: %s", w.message)
         if self._defs is not None:

@@ -59,13 +59,11 @@ def command(
     import signal
     import threading
 
-    from workload_map.exporter import Exporter, MetricsServer, parse_listen
+    from workload_map.exporter import Exporter, MetricsServer
+    from workload_map.httpserver import parse_listen
+    from workload_map.logs import configure_logging
 
-    logging.basicConfig(
-        level=getattr(logging, log_level.upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    configure_logging(getattr(logging, log_level.upper(), logging.INFO))
     state = get_state()
     try:
         host, port = parse_listen(listen)

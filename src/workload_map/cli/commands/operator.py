@@ -126,11 +126,9 @@ def command(
     cleanly on SIGTERM/SIGINT (releases the leader Lease)."""
     if ctx.invoked_subcommand is not None:
         return
-    logging.basicConfig(
-        level=[logging.WARNING, logging.INFO, logging.DEBUG][min(verbose, 2)],
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    from workload_map.logs import configure_logging
+
+    configure_logging([logging.WARNING, logging.INFO, logging.DEBUG][min(verbose, 2)], sys.stderr)
     from workload_map.operator.certs import CertFiles, ensure_certs, service_hosts, webhook_configurations
     from workload_map.operator.claims import ClaimStore
     from workload_map.operator.engine import Engine

@@ -7,6 +7,8 @@ Server dependencies (Starlette, uvicorn) are imported only when this command run
 
 from __future__ import annotations
 
+import socket
+
 import click
 
 from workload_map.cli.common import Session, connection_options
@@ -15,17 +17,12 @@ from workload_map.cli.main import get_state
 
 
 def _split_listen(listen: str) -> tuple[str, int]:
-    host, sep, port = listen.rpartition(":")
-    if not sep:
-        host, port = "", listen
-    host = host.strip("[]") or "0.0.0.0"
+    from workload_map.httpserver import parse_listen
+
     try:
-        number = int(port)
+        return parse_listen(listen)
     except ValueError as exc:
-        raise click.UsageError(f'invalid --listen "{listen}": expected [HOST]:PORT') from exc
-    if not 0 <= number <= 65535:
-        raise click.UsageError(f'invalid --listen "{listen}": port out of range')
-    return host, number
+        raise click.UsageError(f"--listen: {exc}") from None
 
 
 @click.command(
@@ -65,23 +62,57 @@ def command(
         raise CommandError(
             f"wmap serve needs the server extra ({exc.name} is missing): pip install 'workload-map[server]'"
         ) from exc
-    session = Session(get_state())
+    import logging
+
+    from workload_map.logs import configure_logging
+
+    level = getattr(logging, log_level.upper(), None)
+    if not isinstance(level, int):
+        raise click.UsageError(f'invalid --log-level "{log_level}": use debug, info, warning or error')
+    cli_state = get_state()
+    local_paths = list(cli_state.definitions)
+    if local_paths:
+        from workload_map.definitions_source import local_entries
+
+        local_entries(local_paths)  # a bad file stops here, with its name, before anything listens
+    session = Session(cli_state)
     config = session.cluster_config()
-    state = ClusterState(config)
+    listener = _bind(host, port)
+    configure_logging(level)
+    state = ClusterState(config, local_paths=local_paths)
     settings = ServerSettings(enable_writes=enable_writes)
     app = create_app(state, settings)
     click.echo(
-        f"wmap serve: listening on {'https' if tls_cert else 'http'}://{host}:{port} "
-        f"(API server {config.server}; writes {'enabled' if enable_writes else 'disabled'})",
+        f"wmap serve: listening on {'https' if tls_cert else 'http'}://{host}:{listener.getsockname()[1]} "
+        f"(API server {config.server}; writes {'enabled' if enable_writes else 'disabled'}"
+        + (f"; definitions from {', '.join(local_paths)}" if local_paths else "")
+        + ")",
         err=True,
     )
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level.lower(),
-        ssl_certfile=tls_cert,
-        ssl_keyfile=tls_key,
-        access_log=log_level.lower() == "debug",
-        **uvicorn_options(settings.limits),
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            log_config=None,  # our SafeFormatter handler (configure_logging) formats uvicorn's records too
+            log_level=log_level.lower(),
+            ssl_certfile=tls_cert,
+            ssl_keyfile=tls_key,
+            access_log=log_level.lower() == "debug",
+            **uvicorn_options(settings.limits),
+        )
     )
+    server.run(sockets=[listener])
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything says "listening" (a port in use is an error here)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise CommandError(f"wmap serve: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
