@@ -268,7 +268,8 @@ def test_workload_page_jobset(ui: UI, seeded: dict[str, Any], admin_token: str) 
     ns = seeded["ns"]
     ui.open(f"/workloads?namespace={ns}", admin_token)
     wait_rows(ui, 4)
-    ui.d.find_element(By.LINK_TEXT, "train").click()
+    # The list re-renders on live events: find and click in one retried step (no stale element).
+    ui.wait(lambda: ui.d.find_element(By.LINK_TEXT, "train").click() or True, "click train")
     ui.wait(lambda: ui.js("return !!document.getElementById('component-graph')"), "detail page")
     assert ui.d.find_element(By.ID, "wl-title").text == "JobSet/train"
     head = ui.d.find_element(By.CSS_SELECTOR, ".detail-head").text
