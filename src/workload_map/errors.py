@@ -63,6 +63,14 @@ class ResolveError(WorkloadMapError):
     """A workload object could not be resolved through its definition."""
 
 
+class DefinitionQuarantinedError(ResolveError):
+    """The definition kept exceeding the expression limits and is not evaluated for now."""
+
+    def __init__(self, message: str, *, definition: str) -> None:
+        super().__init__(message)
+        self.definition = definition
+
+
 class WriteBackError(WorkloadMapError):
     """A requested change could not be written into the workload object."""
 

@@ -299,3 +299,13 @@ def findings_in(count: int, name: str) -> str:  # upstream
 def go_gvk_string(group: str, version: str, kind: str) -> str:
     """Go's ``schema.GroupVersionKind.String()``: ``apps/v1, Kind=Deployment``, ``/v1, Kind=Pod``."""
     return f"{group}/{version}, Kind={kind}"
+
+
+# --- quarantine of definitions that keep exceeding the expression limits ------------------------
+
+
+def definition_quarantined(definition: str, retry_in: float, failures: int, last_error: str) -> str:
+    return (
+        f'definition "{definition}" is quarantined (retried in {max(retry_in, 0.0):.0f}s): '
+        f"{failures} evaluations in a row exceeded the expression limits; last: {last_error}"
+    )

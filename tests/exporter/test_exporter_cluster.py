@@ -186,21 +186,25 @@ def test_hostile_definition_does_not_stall_others(
     defs.write_text(HOSTILE)
     exporter = exporter_factory("--definitions", str(defs))
     exporter.wait_ready()
-    for i in range(6):
+    for i in range(12):
         kube.create(xgboost(f"x{i}", namespace))
     create_jobset_tree(kube, "ok", namespace, (("leader", 1),))
     exp = exporter.wait_for(
         lambda e: (
             primary(e, namespace, "ok") is not None
-            and len(e.find("wmap_workload_resolve_failed", namespace=namespace, kind="XGBoostJob")) == 6
+            and len(e.find("wmap_workload_resolve_failed", namespace=namespace, kind="XGBoostJob")) == 12
         ),
         timeout=60,
         what="JobSet resolved despite hostile definition",
     )
     for s in exp.find("wmap_workload_resolve_failed", namespace=namespace, kind="XGBoostJob"):
         assert s.value == 1
-    assert (exp.value("wmap_exporter_resolve_errors_total", kind="XGBoostJob") or 0) >= 6
+    assert (exp.value("wmap_exporter_resolve_errors_total", kind="XGBoostJob") or 0) >= 12
     assert exp.value("wmap_exporter_definition_info", definition="hostile-xgboost", origin="local") == 1
+    # Three limit failures in a row quarantine the definition; the exporter's 4 workers may have
+    # three more evaluations in flight by then. The other workloads are not evaluated.
+    assert exp.value("wmap_definition_quarantined", definition="hostile-xgboost") == 1
+    assert 3 <= (exp.value("wmap_definition_limit_failures_total", definition="hostile-xgboost") or 0) <= 6
 
 
 def test_namespace_scoped_and_crd_installed_later(

@@ -41,9 +41,9 @@ def make_app(karta_crd: str, admin_kubeconfig: Path) -> Iterator[AppFactory]:
     """``make_app(enable_writes=False)``: a started in-process app (closed at module end)."""
     opened: list[TestClient] = []
 
-    def make(*, enable_writes: bool = False) -> TestClient:
+    def make(*, enable_writes: bool = False, local_paths: tuple[str, ...] = ()) -> TestClient:
         config = load_cluster_config(ConnectionOptions(kubeconfig=str(admin_kubeconfig)))
-        state = ClusterState(config, definitions_ttl=1.0, sync_timeout=60.0)
+        state = ClusterState(config, definitions_ttl=1.0, sync_timeout=60.0, local_paths=local_paths)
         app = create_app(state, ServerSettings(enable_writes=enable_writes, token_ttl=5.0, access_ttl=1.0))
         client = TestClient(app, raise_server_exceptions=False)
         client.__enter__()

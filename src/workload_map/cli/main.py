@@ -17,13 +17,19 @@ import sys
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from workload_map import __version__, messages
 from workload_map.cli import exit_codes
 from workload_map.cli.common import connection_options, output_option
+
+if TYPE_CHECKING:
+    from workload_map.quarantine import Quarantine
+
+#: A one-shot command never retries a quarantined definition.
+CLI_QUARANTINE_PERIOD = 24 * 3600.0
 
 PROG = "wmap"
 
@@ -74,9 +80,23 @@ class State:
     #: ``-o`` as given (``None``: config file, environment or ``table`` decide).
     output: str | None = None
 
+    #: Definitions that exceeded the expression limits too often in this run (see quarantine()).
+    _quarantine: Any = None
+    #: Definitions whose quarantine was already reported (one warning each, not one per workload).
+    refused: set[str] = field(default_factory=set)
+
     def warn(self, message: str) -> None:
         """Queue a warning; it is printed on stderr after the command's output."""
         self.warnings.append(message)
+
+    def quarantine(self) -> Quarantine:
+        """This run's quarantine: after 3 limit failures in a row a definition's other workloads are
+        listed as not evaluated instead of each costing a full evaluation deadline."""
+        if self._quarantine is None:
+            from workload_map.quarantine import Quarantine
+
+            self._quarantine = Quarantine(threshold=3, period=CLI_QUARANTINE_PERIOD)
+        return cast("Quarantine", self._quarantine)
 
 
 def get_state() -> State:

@@ -32,9 +32,10 @@ from typing import TYPE_CHECKING, Any
 from workload_map import __version__
 from workload_map.controllers import EventHandler, Informer, WorkQueue, run_workers
 from workload_map.controllers.workqueue import WorkerPool
-from workload_map.errors import ClusterError, NotFoundError, WorkloadMapError
+from workload_map.errors import ClusterError, DefinitionQuarantinedError, NotFoundError, WorkloadMapError
 from workload_map.exporter import metrics as m
 from workload_map.exporter.exposition import Family
+from workload_map.quarantine import Quarantine, exceeded_limits
 
 if TYPE_CHECKING:
     from workload_map.cluster.client import KubeClient
@@ -146,7 +147,9 @@ class WatchedKind:
 
 @dataclass
 class _Entry:
-    fingerprint: tuple[Any, ...]
+    #: None when the lines are provisional (the definition exceeded its limits or is quarantined):
+    #: the next look at the workload renders it again even if nothing changed.
+    fingerprint: tuple[Any, ...] | None
     lines: dict[str, bytes]
 
 
@@ -190,6 +193,8 @@ class Exporter:
         self._resolve_errors: dict[str, int] = {}
         self._definition_rows: list[tuple[list[tuple[str, str]], float]] = []
         self._compiled_cache: dict[tuple[str, str], CompiledDefinition] = {}
+        #: Definitions that keep exceeding the expression limits are not evaluated for a while.
+        self.quarantine = Quarantine()
         self._served_cache: dict[str, dict[str, tuple[str, bool]]] = {}
         self._missing: dict[str, int] = {}
         self._version = 0
@@ -462,6 +467,7 @@ class Exporter:
             log.warning("definition %s does not compile: %s", entry.name, exc)
             return None
         self._compiled_cache[key] = compiled
+        self.quarantine.forget(entry.name)  # a changed definition starts with a clean record
         return compiled
 
     def _drop_kind(self, wk_id: str) -> None:
@@ -601,15 +607,16 @@ class Exporter:
             current = self._entries.get(key)
         if current is not None and current.fingerprint == fingerprint:
             return
-        lines = self._render(key, wk, obj, rv, pods)
+        lines, settled = self._render(key, wk, obj, rv, pods)
         with self._lock:
             if self.kinds.get(wk_id) is wk:
-                self._entries[key] = _Entry(fingerprint, lines)
+                self._entries[key] = _Entry(fingerprint if settled else None, lines)
                 self._version += 1
 
     def _render(
         self, key: WorkloadKey, wk: WatchedKind, obj: Obj, rv: str, pods: dict[str, Obj]
-    ) -> dict[str, bytes]:
+    ) -> tuple[dict[str, bytes], bool]:
+        """The workload's lines, and whether they are settled (not a limit failure to retry)."""
         from workload_map.resolve.pods import attribute_pods
         from workload_map.resolve.resolver import resolve
 
@@ -625,26 +632,46 @@ class Exporter:
         pod_labels = [("workload_group", wk.group), ("workload_kind", wk.kind), ("workload_name", key[2])]
         workload = None
         attribution = None
+        settled = True
         with self._lock:
             cached = self._resolved.get(key)
         if cached is not None and cached[0] == rv:
             workload = cached[1]
         elif wk.compiled is not None:
+            compiled = wk.compiled
             try:
-                workload = resolve(wk.compiled, obj)
+                workload = self.quarantine.run(wk.entry.name, lambda: resolve(compiled, obj))
+            except DefinitionQuarantinedError:
+                # Not evaluated: look again when the quarantine ends (the probe may lift it).
+                state = self.quarantine.state(wk.entry.name)
+                retry = state.until - self.quarantine.now() if state is not None else 0.0
+                self.queue.add_after(key, max(retry, 0.0) + 0.5)
+                workload, settled = None, False
+                with self._lock:
+                    self._resolve_errors[wk.kind] = self._resolve_errors.get(wk.kind, 0) + 1
             except WorkloadMapError as exc:
                 log.info("%s %s/%s: %s", wk.kind, key[1], key[2], exc)
                 with self._lock:
                     self._resolve_errors[wk.kind] = self._resolve_errors.get(wk.kind, 0) + 1
                 workload = None
-            with self._lock:
-                self._resolved[key] = (rv, workload)
+                if not exceeded_limits(exc):
+                    with self._lock:
+                        self._resolved[key] = (
+                            rv,
+                            workload,
+                        )  # the object is at fault: same version, same result
+                else:
+                    settled = False
+                    self.queue.add_after(key, self.quarantine.base_period)
+            else:
+                with self._lock:
+                    self._resolved[key] = (rv, workload)
         if workload is not None and wk.compiled is not None:
             try:
                 attribution = attribute_pods(wk.compiled, obj, pods.values(), check_ownership=False)
             except WorkloadMapError as exc:
                 log.info("%s %s/%s: pods: %s", wk.kind, key[1], key[2], exc)
-        return m.render_workload(base, info, workload, attribution, pods, pod_labels)
+        return m.render_workload(base, info, workload, attribution, pods, pod_labels), settled
 
     # ------------------------------------------------------------------------------- scraping
 
@@ -663,6 +690,16 @@ class Exporter:
                 if chunk:
                     parts.append(chunk)
         parts.append(m.RESOLVE_ERRORS.render(([("kind", k)], v) for k, v in sorted(errors.items())))
+        now = self.quarantine.now()
+        records = self.quarantine.states()
+        parts.append(
+            m.DEFINITION_QUARANTINED.render(
+                ([("definition", r.definition)], 1 if r.active(now) else 0) for r in records
+            )
+        )
+        parts.append(
+            m.DEFINITION_LIMIT_FAILURES.render(([("definition", r.definition)], r.total) for r in records)
+        )
         parts.append(m.DEFINITION_INFO.render(rows))
         informers = self.informers()
 

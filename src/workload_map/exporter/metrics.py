@@ -73,6 +73,17 @@ RESOLVE_ERRORS = Family(
     "counter",
     "Workload object versions that failed to resolve, by kind.",
 )
+DEFINITION_QUARANTINED = Family(
+    "wmap_definition_quarantined",
+    "gauge",
+    "1 while the definition is quarantined: it kept exceeding the expression limits (cost budget or "
+    "deadline), so its workloads are not evaluated (wmap_workload_resolve_failed 1) until a retry succeeds.",
+)
+DEFINITION_LIMIT_FAILURES = Family(
+    "wmap_definition_limit_failures_total",
+    "counter",
+    "Evaluations of the definition that exceeded the expression limits.",
+)
 DEFINITION_INFO = Family(
     "wmap_exporter_definition_info",
     "info",

@@ -22,6 +22,7 @@ from workload_map.cluster.client import KubeClient, api_path
 from workload_map.errors import ApiError, NotFoundError, WorkloadMapError
 from workload_map.operator import texts
 from workload_map.operator.claims import ClaimStore
+from workload_map.operator.sampling import Sample, Sampler
 from workload_map.operator.webhooks import definition_findings, join_messages
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ class ServedKinds:
         self.client = client
         self._crds = crds
         self.ttl = ttl
-        self._cache: dict[str, tuple[float, frozenset[str]]] = {}
+        self._cache: dict[str, tuple[float, Mapping[str, tuple[str, bool]]]] = {}
         self._lock = threading.Lock()
 
     def invalidate(self) -> None:
@@ -98,7 +99,8 @@ class ServedKinds:
             return any(v.get("name") == version and v.get("served") for v in spec.get("versions") or [])
         return False if seen_group else None
 
-    def _discovered(self, group: str, version: str) -> frozenset[str]:
+    def _discovered(self, group: str, version: str) -> Mapping[str, tuple[str, bool]]:
+        """Kind -> (plural, namespaced) of a group-version's discovery document (cached)."""
         gv = f"{group}/{version}" if group else version
         now = time.monotonic()
         with self._lock:
@@ -108,11 +110,13 @@ class ServedKinds:
         path = f"/apis/{gv}" if group else f"/api/{version}"
         try:
             doc = self.client.get(path)
-            kinds = frozenset(
-                str(r.get("kind")) for r in doc.get("resources") or [] if "/" not in str(r.get("name", ""))
-            )
+            kinds = {
+                str(r.get("kind")): (str(r.get("name")), bool(r.get("namespaced")))
+                for r in doc.get("resources") or []
+                if "/" not in str(r.get("name", ""))
+            }
         except NotFoundError:
-            kinds = frozenset()
+            kinds = {}
         with self._lock:
             self._cache[gv] = (now, kinds)
         return kinds
@@ -122,6 +126,16 @@ class ServedKinds:
         if found is not None:
             return found
         return kind in self._discovered(group, version)
+
+    def resource(self, group: str, version: str, kind: str) -> tuple[str, bool] | None:
+        """(plural, namespaced) of a served kind, or None."""
+        if not self.served(group, version, kind):
+            return None
+        for crd in self._crds():
+            spec = crd.get("spec") or {}
+            if spec.get("group") == group and (spec.get("names") or {}).get("kind") == kind:
+                return str((spec.get("names") or {}).get("plural")), spec.get("scope") == "Namespaced"
+        return self._discovered(group, version).get(kind)
 
 
 class KartaHandlers:
@@ -133,12 +147,15 @@ class KartaHandlers:
         *,
         validation_timeout: float = 10.0,
         component: str = texts.COMPONENT,
+        sample: bool = True,
     ) -> None:
         self.client = client
         self.served = served
         self.claims = claims
         self.validation_timeout = validation_timeout
         self.component = component
+        #: Evaluates valid Kartas on a few live workloads (WithinLimits); None: not sampled.
+        self.sampler: Sampler | None = Sampler(client, served.resource) if sample else None
         self._verdicts: dict[tuple[str, int], Verdict] = {}
         self._lock = threading.Lock()
         #: Last root GVK seen per Karta name (to release claims after deletion).
@@ -211,15 +228,27 @@ class KartaHandlers:
             texts.crd_found(group, kind, version) if crd_ok else texts.crd_not_found(group, kind, version),
             generation,
         )
-        ready_ok = verdict.ok and bool(crd_ok)
+        if verdict.ok and crd_ok and self.sampler is not None:
+            sample = self.sampler.sample(obj, (group, version, kind))
+        else:
+            sample = Sample(
+                None, texts.REASON_NOT_SAMPLED, texts.not_sampled("Validated and CRDExists are not both True")
+            )
+        limits = condition(texts.WITHIN_LIMITS, bool(sample.ok), sample.reason, sample.message, generation)
+        if sample.ok is None:
+            limits["status"] = "Unknown"
+        ready_ok = verdict.ok and bool(crd_ok) and sample.ok is not False
+        message = texts.MESSAGE_READY if ready_ok else texts.MESSAGE_NOT_READY
+        if verdict.ok and crd_ok and sample.ok is False:
+            message = texts.MESSAGE_LIMITS_NOT_READY
         ready = condition(
             texts.READY,
             ready_ok,
             texts.REASON_READY if ready_ok else texts.REASON_NOT_READY,
-            texts.MESSAGE_READY if ready_ok else texts.MESSAGE_NOT_READY,
+            message,
             generation,
         )
-        return [validated, crd, ready], verdict, crd_ok
+        return [validated, crd, limits, ready], verdict, crd_ok
 
     def reconcile(self, obj: Obj) -> None:
         meta = obj.get("metadata") or {}
@@ -240,6 +269,7 @@ class KartaHandlers:
             for cond, event in (
                 (merged[0], texts.EVENT_VALIDATION_FAILED),
                 (merged[1], texts.EVENT_CRD_NOT_FOUND),
+                (merged[2], texts.EVENT_EXCEEDS_LIMITS),
             ):
                 before = old.get(cond["type"])
                 changed = before is None or (

@@ -25,7 +25,8 @@ MANAGED_LABELS = (LABEL_GROUP, LABEL_VERSION, LABEL_KIND)
 VALIDATED = "Validated"
 CRD_EXISTS = "CRDExists"
 READY = "Ready"
-CONDITION_TYPES = (VALIDATED, CRD_EXISTS, READY)
+WITHIN_LIMITS = "WithinLimits"
+CONDITION_TYPES = (VALIDATED, CRD_EXISTS, WITHIN_LIMITS, READY)
 
 REASON_PENDING = "Pending"
 MESSAGE_PENDING = "Condition has not been evaluated yet"
@@ -39,12 +40,38 @@ MESSAGE_NOT_READY = "Validated and CRDExists must both be True"
 MESSAGE_VALIDATION_SUCCEEDED = "Karta definition is valid"
 MESSAGE_READY = "Karta is valid and its workload CRD is served"
 
+REASON_WITHIN_LIMITS = "WithinLimits"
+REASON_EXCEEDS_LIMITS = "ExceedsLimits"
+REASON_QUARANTINED = "Quarantined"
+REASON_NOT_SAMPLED = "NotSampled"
+MESSAGE_LIMITS_NOT_READY = "the definition exceeds the expression limits on live workloads (see WithinLimits)"
+
 EVENT_VALIDATION_FAILED = "ValidationFailed"
+EVENT_EXCEEDS_LIMITS = "ExceedsLimits"
 EVENT_CRD_NOT_FOUND = "CRDNotFound"
 
 
 def crd_not_found(group: str, kind: str, version: str) -> str:  # upstream
     return f"CRD for {group}/{kind} not found or does not serve version {version}"
+
+
+def within_limits(count: int, kind: str) -> str:
+    if count == 0:
+        return f"no {kind} exists yet to evaluate the definition on"
+    return f"{count} live {kind} object(s) resolved within the expression limits"
+
+
+def exceeds_limits(detail: str) -> str:
+    return f"resolving a live workload exceeded the expression limits: {detail}"
+
+
+def not_sampled(detail: str) -> str:
+    return f"not evaluated on live workloads: {detail}"
+
+
+def sample_forbidden(plural: str, group: str) -> str:
+    resource = f"{plural}.{group}" if group else plural
+    return not_sampled(f"the operator may not list {resource} (grant list to check the definition's cost)")
 
 
 def crd_found(group: str, kind: str, version: str) -> str:

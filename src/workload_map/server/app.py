@@ -376,7 +376,7 @@ class Api:
                 "patch": patch,
                 "jsonPatch": change.json_patch,
                 "mergePatch": change.merge_patch,
-                "workload": row_for(t, shown, None),
+                "workload": row_for(t, shown, None, self.state.quarantine),
             }
         )
 
@@ -561,9 +561,7 @@ class _EventStream:
             store = self.api.state.pods().store
             lookup = make_owner_lookup(self.api.state.client, self.api.state.discovery)
             pods = index_pods_by_workload(store.by_index("namespace", ns), {uid}, lookup).get(uid, [])
-        row = row_for(t, obj, pods)
-        if row is None:
-            return None
+        row = row_for(t, obj, pods, self.api.state.quarantine)
         if kind != "deleted" and self.query.phases and not set(self.query.phases) & set(row["phases"]):
             return None
         return row

@@ -179,6 +179,25 @@ def _schemas() -> dict[str, Schema]:
             "components": {"type": "array", "items": {"type": "string"}},
             "suspendable": {"type": "boolean", "description": "Some component has suspend actions."},
             "gangScheduling": {"type": "boolean"},
+            "quarantine": _nullable(
+                {
+                    "type": "object",
+                    "description": "This server's record of the definition exceeding the expression limits "
+                    "(cost budget or deadline); null when it never did. While quarantined its workloads are "
+                    "listed with an error instead of being evaluated; one evaluation is retried after "
+                    "retryInSeconds.",
+                    "required": ["definition", "quarantined", "retryInSeconds", "consecutiveFailures"],
+                    "properties": {
+                        "definition": {"type": "string"},
+                        "quarantined": {"type": "boolean"},
+                        "retryInSeconds": {"type": "number", "minimum": 0},
+                        "consecutiveFailures": {"type": "integer", "minimum": 0},
+                        "limitFailures": {"type": "integer", "minimum": 0},
+                        "times": {"type": "integer", "minimum": 0},
+                        "lastError": {"type": "string"},
+                    },
+                }
+            ),
         },
         "additionalProperties": True,
     }

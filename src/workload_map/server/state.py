@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from workload_map.controllers.informer import EventHandler, Informer
 from workload_map.errors import ClusterError, WorkloadMapError
+from workload_map.quarantine import Quarantine
 from workload_map.server.errors import HttpError, from_cluster_error
 
 if TYPE_CHECKING:
@@ -126,6 +127,8 @@ class ClusterState:
         self.watch_timeout = watch_timeout
         #: ``--definitions`` files and directories: merged over the catalog and cluster Kartas.
         self.local_paths = tuple(local_paths)
+        #: Definitions that keep exceeding the expression limits are not evaluated for a while.
+        self.quarantine = Quarantine()
         self._lock = threading.RLock()
         self._defs: DefinitionSet | None = None
         self._defs_at = 0.0

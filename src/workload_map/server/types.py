@@ -70,6 +70,7 @@ def type_info(state: ClusterState, entry: DefinitionEntry, *, with_karta: bool =
             for c in spec.components
         ),
         "gangScheduling": gang is not None and (gang.pod_group is not None or bool(gang.pod_groups)),
+        "quarantine": _quarantine(state, entry.name),
     }
     if with_karta:
         out["karta"] = karta_object(entry)
@@ -204,3 +205,9 @@ def delete_type(state: ClusterState, name: str) -> dict[str, Any]:
         "components": [],
         "karta": obj,
     }
+
+
+def _quarantine(state: ClusterState, name: str) -> dict[str, object] | None:
+    """The definition's limit-failure record in this server (None: it never exceeded the limits)."""
+    record = state.quarantine.state(name)
+    return None if record is None else record.to_dict(state.quarantine.now())

@@ -16,6 +16,9 @@ from workload_map.server.errors import HttpError
 
 if TYPE_CHECKING:
     from workload_map.cluster.owners import OwnerLookup
+    from workload_map.quarantine import Quarantine
+    from workload_map.resolve.pods import PodAttribution
+    from workload_map.resolve.types import Workload
     from workload_map.server.auth import AccessReviewer, User
     from workload_map.server.state import ClusterState, TypeRef
 
@@ -47,21 +50,31 @@ def with_object(t: TypeRef, obj: Obj) -> Obj:
     return out
 
 
-def row_for(t: TypeRef, obj: Obj, pods: Sequence[Mapping[str, Any]] | None) -> Obj | None:
-    """The API row of one workload (``None`` if it cannot be resolved); ``pods`` already scoped to it."""
+def row_for(
+    t: TypeRef, obj: Obj, pods: Sequence[Mapping[str, Any]] | None, quarantine: Quarantine | None = None
+) -> Obj:
+    """The API row of one workload; ``pods`` already scoped to it. A workload that cannot be
+    resolved (or whose definition is quarantined) is a row too, marked with ``error``."""
     from workload_map.resolve import resolve
     from workload_map.resolve.pods import attribute_pods
-    from workload_map.views.model import build_view
+    from workload_map.views.model import build_view, error_view
 
     obj = with_object(t, obj)
-    try:
+
+    def evaluate() -> tuple[Workload, PodAttribution | None]:
         workload = resolve(t.compiled, obj)
         attribution = None
         if pods is not None:
             attribution = attribute_pods(t.compiled, obj, pods, check_ownership=False)
-    except WorkloadMapError:
-        return None
-    view = build_view(workload, obj, definition=t.entry.name, origin=t.entry.origin, attribution=attribution)
+        return workload, attribution
+
+    try:
+        workload, attribution = quarantine.run(t.entry.name, evaluate) if quarantine else evaluate()
+        view = build_view(
+            workload, obj, definition=t.entry.name, origin=t.entry.origin, attribution=attribution
+        )
+    except WorkloadMapError as exc:
+        view = error_view(obj, definition=t.entry.name, origin=t.entry.origin, error=str(exc))
     out = view.to_dict()
     meta = _meta(obj)
     out["uid"] = view.uid
@@ -266,10 +279,11 @@ def list_workloads(
         pods = None
         if pods_index is not None and ns in pod_ns_ok:
             pods = pods_index.get(str(_meta(obj).get("uid")), [])
-        row = row_for(t, obj, pods)
-        if row is None:
-            warnings.append(f"could not resolve {t.resource.kind} {ns}/{_meta(obj).get('name')}")
-            continue
+        row = row_for(t, obj, pods, state.quarantine)
+        if "error" in row:
+            warnings.append(
+                f"could not resolve {t.resource.kind} {ns}/{_meta(obj).get('name')}: {row['error']}"
+            )
         if phases and not phases & set(row["phases"]):
             continue
         rows.append(row)

@@ -139,6 +139,8 @@ class WorkloadView:
     pods_ready: int | None = None
     pods_total: int | None = None
     uid: str | None = None
+    #: Why the workload could not be resolved (the row then says Undefined and has no components).
+    error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -156,6 +158,8 @@ class WorkloadView:
         }
         if self.pods_total is not None:
             out["pods"] = {"ready": self.pods_ready or 0, "total": self.pods_total}
+        if self.error is not None:
+            out["error"] = self.error
         return out
 
 
@@ -334,6 +338,25 @@ def build_view(
         pods_ready=pods_ready,
         pods_total=pods_total,
         uid=str(meta["uid"]) if meta.get("uid") else None,
+    )
+
+
+def error_view(obj: Mapping[str, Any], *, definition: str, origin: str, error: str) -> WorkloadView:
+    """The row of a workload that could not be resolved: kept in lists, marked with the reason."""
+    meta = _meta(obj)
+    created = meta.get("creationTimestamp")
+    return WorkloadView(
+        name=str(meta.get("name") or ""),
+        namespace=(str(meta["namespace"]) if meta.get("namespace") else None),
+        kind=str(obj.get("kind") or ""),
+        api_version=str(obj.get("apiVersion") or ""),
+        created_at=created if isinstance(created, str) and created else None,
+        definition=definition,
+        origin=origin,
+        phases=("Undefined",),
+        primary_phase="Undefined",
+        uid=str(meta["uid"]) if meta.get("uid") else None,
+        error=error,
     )
 
 

@@ -12,6 +12,7 @@ as top-level rows.
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -32,13 +33,15 @@ from workload_map.cli.common import (
 from workload_map.cli.completion_support import complete_phase, complete_type_or_name
 from workload_map.cli.errors import CommandError, NoDefinitionError, WorkloadNotFoundError
 from workload_map.cli.live import controller_ref, echo_no_definition, index_pods_by_workload
-from workload_map.cli.main import get_state
+from workload_map.cli.main import State, get_state
 from workload_map.views import filters
 
 if TYPE_CHECKING:
     from workload_map.cluster.discovery import APIResource
     from workload_map.definitions_source import DefinitionEntry
     from workload_map.resolve.compiled import CompiledDefinition
+    from workload_map.resolve.pods import PodAttribution
+    from workload_map.resolve.types import Workload
     from workload_map.views.model import WorkloadView
 
 
@@ -78,18 +81,25 @@ def _compiled(entry: DefinitionEntry) -> CompiledDefinition:
 
 
 def _row(
-    entry: DefinitionEntry, compiled: CompiledDefinition, obj: dict[str, Any], warn: Any, keep: bool
-) -> Row | None:
-    from workload_map.errors import WorkloadMapError
+    entry: DefinitionEntry, compiled: CompiledDefinition, obj: dict[str, Any], state: State, keep: bool
+) -> Row:
+    """The row of one workload; one that cannot be resolved is a row marked with its error."""
+    from workload_map.errors import DefinitionQuarantinedError, WorkloadMapError
     from workload_map.resolve import resolve
-    from workload_map.views.model import build_view
+    from workload_map.views.model import build_view, error_view
 
+    quarantine = state.quarantine()
     try:
-        workload = resolve(compiled, obj)
+        workload = quarantine.run(entry.name, lambda: resolve(compiled, obj))
     except WorkloadMapError as exc:
         meta = obj.get("metadata") or {}
-        warn(f"could not resolve {obj.get('kind')}/{meta.get('name')}: {exc}")
-        return None
+        refused = isinstance(exc, DefinitionQuarantinedError)
+        if not refused or entry.name not in state.refused:
+            state.warn(f"could not resolve {obj.get('kind')}/{meta.get('name')}: {exc}")
+        if refused:
+            state.refused.add(entry.name)
+        view = error_view(obj, definition=entry.name, origin=entry.origin, error=str(exc))
+        return Row(view, obj if keep else None, compiled, controller_ref(obj))
     view = build_view(workload, obj, definition=entry.name, origin=entry.origin)
     return Row(view, obj if keep else None, compiled, controller_ref(obj))
 
@@ -149,7 +159,7 @@ def _list_type(
         except ForbiddenError as exc:
             raise CommandError(f"not allowed to read {rt.kind}: {exc}") from exc
         sink["resourceVersion"] = str((obj.get("metadata") or {}).get("resourceVersion") or "")
-        row = _row(rt.entry, compiled, obj, state.warn, keep)
+        row = _row(rt.entry, compiled, obj, state, keep)
         if row is not None and (not phases or phases & set(row.view.phases)):
             rows.append(row)
         return rows
@@ -159,7 +169,7 @@ def _list_type(
                 # list items carry no apiVersion/kind
                 obj.setdefault("apiVersion", res.group_version)
                 obj.setdefault("kind", res.kind)
-                row = _row(rt.entry, compiled, obj, state.warn, keep)
+                row = _row(rt.entry, compiled, obj, state, keep)
                 if row is not None and (not phases or phases & set(row.view.phases)):
                     rows.append(row)
     except ForbiddenError as exc:
@@ -180,12 +190,19 @@ def _sort(rows: list[Row]) -> list[Row]:
     return rows
 
 
+def _with_pods(
+    compiled: CompiledDefinition, obj: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]
+) -> tuple[Workload, PodAttribution]:
+    from workload_map.resolve import resolve
+    from workload_map.resolve.pods import attribute_pods
+
+    return resolve(compiled, obj), attribute_pods(compiled, obj, pods, check_ownership=False)
+
+
 def _add_pods(session: Session, rows: list[Row], all_namespaces: bool, namespace: str) -> list[Row]:
     """``-o wide``: list pods once (per namespace, or once across all) and attribute them."""
     from workload_map.cluster.owners import make_owner_lookup
     from workload_map.errors import ForbiddenError, WorkloadMapError
-    from workload_map.resolve import resolve
-    from workload_map.resolve.pods import attribute_pods
     from workload_map.views.model import build_view
 
     if not rows:
@@ -207,12 +224,12 @@ def _add_pods(session: Session, rows: list[Row], all_namespaces: bool, namespace
     by_uid = index_pods_by_workload(pods, {u for u in uids if u}, lookup)
     out: list[Row] = []
     for r in rows:
-        if r.obj is None or r.view.uid is None:
+        if r.obj is None or r.view.uid is None or r.view.error is not None:
             out.append(r)
             continue
+        evaluate = functools.partial(_with_pods, r.compiled, r.obj, by_uid.get(r.view.uid, []))
         try:
-            attribution = attribute_pods(r.compiled, r.obj, by_uid.get(r.view.uid, []), check_ownership=False)
-            workload = resolve(r.compiled, r.obj)
+            workload, attribution = session.state.quarantine().run(r.view.definition, evaluate)
         except WorkloadMapError as exc:
             session.state.warn(f"could not attribute pods of {r.view.kind}/{r.view.name}: {exc}")
             out.append(r)
@@ -398,7 +415,7 @@ def _watch(
                     continue
                 ev.object.setdefault("apiVersion", res.group_version)
                 ev.object.setdefault("kind", res.kind)
-                row = _row(rt.entry, compiled, ev.object, session.state.warn, False)
+                row = _row(rt.entry, compiled, ev.object, session.state, False)
                 if row is None:
                     continue
                 if phases and not phases & set(row.view.phases):
