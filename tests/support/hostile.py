@@ -29,3 +29,48 @@ def write_hostile_jobset(directory: Path) -> Path:
     path = directory / f"{NAME}.yaml"
     path.write_text(hostile_jobset_yaml())
     return path
+
+
+HOSTILE_XGBOOST = "hostile-xgboost-jobs"
+
+
+def hostile_xgboost_yaml() -> str:
+    """A Karta for kubeflow.org/v1 XGBoostJob whose replicasPath explodes on every object."""
+    return f"""apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata:
+  name: {HOSTILE_XGBOOST}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: xgb
+      kind: {{group: kubeflow.org, version: v1, kind: XGBoostJob}}
+      statusDefinition:
+        statusMappings:
+          running:
+          - byPhase: Running
+        phaseDefinition: {{path: .status.phase}}
+      specDefinition:
+        podTemplateSpecPath: .spec.xgbReplicaSpecs.Master.template
+      scaleDefinition:
+        replicasPath: '{EXPLOSION}'
+"""
+
+
+def xgboost_job(name: str, namespace: str) -> dict[str, object]:
+    """An XGBoostJob as the Kubeflow training operator's CRD accepts it (one master)."""
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "XGBoostJob",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "xgbReplicaSpecs": {
+                "Master": {
+                    "replicas": 1,
+                    "template": {
+                        "spec": {"containers": [{"name": "xgboost", "image": "registry.invalid/x:1"}]}
+                    },
+                }
+            }
+        },
+    }
