@@ -30,6 +30,7 @@ from .parser import parse, tree_depth
 from .paths import setpath
 from .readpaths import static_output_paths, static_read_paths
 from .runtime import MAX_RESULTS, BreakOut, JqError, JqPathError, LimitExceeded, measure
+from .runtime import start as start_meter
 
 CACHE_SIZE = 1024
 
@@ -134,11 +135,14 @@ def _assignable(
     return False
 
 
-def _check_built(value: Any) -> None:
+def _check_built(value: Any, metered: bool) -> None:
     """A result the expression built (not a part of its input) may share children, so its
     expanded size can be exponential in the work done: measured, on the evaluation's budget,
-    before a caller walks or serializes it. Path expressions only return parts of the input."""
+    before a caller walks or serializes it. Path expressions only return parts of the input.
+    A program that published no meter gets a fresh one for the measure (never a stale one)."""
     if type(value) is list or type(value) is dict:
+        if not metered:
+            start_meter()
         measure(value)
 
 
@@ -196,10 +200,12 @@ class Expression:
     def all(self, data: Any, variables: Mapping[str, Any] | None = None) -> list[Any]:
         """Every output in order; more than MAX_RESULTS raises ExpressionLimitError."""
         try:
-            out = self._program.all_fn(data, self._vars(variables))
+            program = self._program
+            out = program.all_fn(data, self._vars(variables))
             if not self.denotes_paths:
                 for value in out:
-                    _check_built(value)
+                    if type(value) is list or type(value) is dict:  # inlined: the hot path is scalars
+                        _check_built(value, program.all_metered)
             return out
         except Exception as exc:
             raise self._fail(exc) from exc
@@ -207,9 +213,10 @@ class Expression:
     def first(self, data: Any, variables: Mapping[str, Any] | None = None) -> Any:
         """The first output, or None when there is none; later outputs are not computed."""
         try:
-            value = self._program.first_fn(data, self._vars(variables))
+            program = self._program
+            value = program.first_fn(data, self._vars(variables))
             if not self.denotes_paths:
-                _check_built(value)
+                _check_built(value, program.first_metered)
             return value
         except Exception as exc:
             raise self._fail(exc) from exc

@@ -17,6 +17,7 @@ Continuations never use ``break``/``continue``.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -2219,6 +2220,10 @@ class Program:
     first_fn: Callable[..., Any]
     paths_fn: Callable[..., list[tuple[Any, ...]]]
     code: str
+    #: False when ``all`` (``first``) publishes no meter for the builtins: a caller that measures
+    #: their results must start a fresh meter first (see api._check_built).
+    all_metered: bool = True
+    first_metered: bool = True
 
 
 def build(root: A.Node, variables: tuple[str, ...]) -> Program:
@@ -2262,13 +2267,34 @@ def build(root: A.Node, variables: tuple[str, ...]) -> Program:
     ]
 
     code_lines = []
+    published: dict[str, bool] = {}
     for fname, body in (("_all", all_body), ("_first", first_body), ("_paths", paths_body)):
         code_lines.append(f"def {fname}(inp, _vars):")
-        code_lines += indent([*budget, *header, *body])
+        uses_meter, calls_charging_helper = _meter_use(body)
+        published[fname] = calls_charging_helper
+        prologue = budget if calls_charging_helper else budget[:1] if uses_meter else []
+        code_lines += indent([*prologue, *header, *body])
     code = "\n".join(code_lines) + "\n"
     ns = dict(NAMESPACE)
     exec(compile(code, "<jq>", "exec"), ns)
-    return Program(ns["_all"], ns["_first"], ns["_paths"], code)
+    return Program(ns["_all"], ns["_first"], ns["_paths"], code, published["_all"], published["_first"])
+
+
+# Runtime helpers that never charge the current meter (they read one value, raise, or are handed
+# the evaluation's meter explicitly).
+_UNMETERED_HELPERS = frozenset(
+    {"R_field_error", "R_path_error", "R_too_many_results", "R_iter_error", "R_over_budget", "R_JqError"}
+)
+_HELPER = re.compile(r"\bR_\w+")
+
+
+def _meter_use(body: list[str]) -> tuple[bool, bool]:
+    """(the code charges the local meter ``_b``, the code calls a helper that charges the current
+    meter). Neither: no prologue (a fixed path such as ``.spec.replicas // 1``); only the first:
+    the meter is copied but not published to the thread (a thread-local write saved per run)."""
+    text = "\n".join(body)
+    charging = any(name not in _UNMETERED_HELPERS for name in _HELPER.findall(text))
+    return charging or re.search(r"\b_b\b", text) is not None, charging
 
 
 __all__ = ["BUILTINS", "CompileFailure", "Program", "build"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Iterable
 from typing import Any, NoReturn
 
 MAX_RESULTS = 1000
@@ -163,7 +164,7 @@ def charge_text(length: int) -> None:
 _FLAT = frozenset({str, int, float, bool, type(None)})
 
 
-def _text_length(items: list[Any]) -> int:
+def _text_length(items: Iterable[Any]) -> int:
     return sum(len(x) for x in items if type(x) is str)
 
 
@@ -175,11 +176,14 @@ def measure(v: Any, limit: int = MAX_ARRAY) -> int:
     t = type(v)
     if t is not list and t is not dict:
         return len(v) // STRING_UNIT + 1 if t is str else 1
-    # Flat lists (the common case): counted in C, no walk.
-    if t is list and (kinds := set(map(type, v))) <= _FLAT:
+    # Flat lists and objects (labels, annotations: the common case): counted in C, no walk.
+    items = v if t is list else v.values()
+    if (kinds := set(map(type, items))) <= _FLAT:
         total = len(v) + 1
         if str in kinds:
-            total += (sum(map(len, v)) if len(kinds) == 1 else _text_length(v)) // STRING_UNIT
+            total += (sum(map(len, items)) if len(kinds) == 1 else _text_length(items)) // STRING_UNIT
+        if t is dict:
+            total += sum(map(len, v)) // STRING_UNIT  # the keys' text
         if total > limit:
             raise LimitExceeded(f"value too large: more than {limit} elements when expanded")
         charge(total)
@@ -634,7 +638,8 @@ def mul(a: Any, b: Any) -> Any:
     tb = type(b)
     if ta is int and tb is int:
         if -MAX_EXACT <= a <= MAX_EXACT and -MAX_EXACT <= b <= MAX_EXACT:
-            return _int_result(a * b)
+            r = a * b
+            return r if -MAX_EXACT <= r <= MAX_EXACT else _int_result(r)
         return _num(_double(a) * _double(b))
     if (ta is int or ta is float) and (tb is int or tb is float):
         return _num(_double(a) * _double(b))
