@@ -92,3 +92,12 @@ def configure_logging(level: int, stream: IO[str] | None = None) -> None:
     root.addHandler(handler)
     root.setLevel(level)
     logging.getLogger("httpx").setLevel(max(level, logging.WARNING))
+    # uvicorn (and an earlier dictConfig) may have given its loggers their own handlers or
+    # disabled them: route them to ours.
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logger = logging.getLogger(name)
+        for old in list(logger.handlers):
+            logger.removeHandler(old)
+        logger.propagate = True
+        logger.disabled = False
+        logger.setLevel(logging.NOTSET)  # uvicorn sets its own level after this, from --log-level

@@ -243,6 +243,44 @@ def test_hostile_definition_does_not_block_others(operator: OperatorProcess, kku
     assert conds["status"] == "False" and conds["reason"] == "ValidationFailed"
 
 
+# (before the failover test, which stops the module's operator)
+def test_a_definition_exceeding_the_limits_on_live_workloads_is_reported(
+    operator: OperatorProcess, kkube: KubeTestClient, opns: str
+) -> None:
+    """WithinLimits: a valid Karta is resolved on live objects of its kind; one that explodes on them
+    gets WithinLimits=False (ExceedsLimits, then Quarantined) and Ready=False, with an event."""
+    from tests.support.hostile import EXPLOSION
+
+    group = f"cost{secrets.token_hex(2)}.example.com"
+    crds.install_crds(kkube, [widget_crd(group), widget_crd(group, kind="Gadget")], downlevel=False)
+    for plural in ("widgets", "gadgets"):
+        for i in range(3):
+            kkube.request(
+                "POST",
+                f"/apis/{group}/v1/namespaces/{opns}/{plural}",
+                {"apiVersion": f"{group}/v1", "kind": plural[:-1].title(), "metadata": {"name": f"w{i}"}},
+            )
+    hostile, calm = _uniq("costly"), _uniq("cheap")
+    _create(kkube, karta(hostile, group, "v1", "Widget", scaleDefinition={"replicasPath": f"({EXPLOSION})"}))
+    _create(
+        kkube, karta(calm, group, "v1", "Gadget", scaleDefinition={"replicasPath": ".spec.replicas // 1"})
+    )
+    bad = wait_for(
+        lambda: (c := conditions(kkube, hostile)).get("WithinLimits", {}).get("status") == "False" and c,
+        timeout=60,
+        what="WithinLimits False",
+    )
+    assert bad["Validated"]["status"] == "True" and bad["CRDExists"]["status"] == "True"
+    assert bad["WithinLimits"]["reason"] in ("ExceedsLimits", "Quarantined")
+    assert "cost budget" in bad["WithinLimits"]["message"]
+    assert bad["Ready"]["status"] == "False" and bad["Ready"]["message"] == texts.MESSAGE_LIMITS_NOT_READY
+    events = kkube.request("GET", "/api/v1/namespaces/default/events")["items"]
+    assert any(e["involvedObject"]["name"] == hostile and e["reason"] == "ExceedsLimits" for e in events)
+    good = wait_for(lambda: _ready_true(kkube, calm), timeout=60, what="calm Ready")
+    assert good["WithinLimits"]["status"] == "True"
+    assert good["WithinLimits"]["message"] == "3 live Gadget object(s) resolved within the expression limits"
+
+
 def test_survives_apiserver_restart_and_cut_watch(
     operator: OperatorProcess, kcluster: TestCluster, kkube: KubeTestClient
 ) -> None:
@@ -310,40 +348,3 @@ def test_two_replicas_one_leader_and_failover(
         assert kkube.request("GET", lease_path)["spec"]["holderIdentity"] == ""
     finally:
         second.stop()
-
-
-def test_a_definition_exceeding_the_limits_on_live_workloads_is_reported(
-    operator: OperatorProcess, kkube: KubeTestClient, opns: str
-) -> None:
-    """WithinLimits: a valid Karta is resolved on live objects of its kind; one that explodes on them
-    gets WithinLimits=False (ExceedsLimits, then Quarantined) and Ready=False, with an event."""
-    from tests.support.hostile import EXPLOSION
-
-    group = f"cost{secrets.token_hex(2)}.example.com"
-    crds.install_crds(kkube, [widget_crd(group), widget_crd(group, kind="Gadget")], downlevel=False)
-    for plural in ("widgets", "gadgets"):
-        for i in range(3):
-            kkube.request(
-                "POST",
-                f"/apis/{group}/v1/namespaces/{opns}/{plural}",
-                {"apiVersion": f"{group}/v1", "kind": plural[:-1].title(), "metadata": {"name": f"w{i}"}},
-            )
-    hostile, calm = _uniq("costly"), _uniq("cheap")
-    _create(kkube, karta(hostile, group, "v1", "Widget", scaleDefinition={"replicasPath": f"({EXPLOSION})"}))
-    _create(
-        kkube, karta(calm, group, "v1", "Gadget", scaleDefinition={"replicasPath": ".spec.replicas // 1"})
-    )
-    bad = wait_for(
-        lambda: (c := conditions(kkube, hostile)).get("WithinLimits", {}).get("status") == "False" and c,
-        timeout=60,
-        what="WithinLimits False",
-    )
-    assert bad["Validated"]["status"] == "True" and bad["CRDExists"]["status"] == "True"
-    assert bad["WithinLimits"]["reason"] in ("ExceedsLimits", "Quarantined")
-    assert "cost budget" in bad["WithinLimits"]["message"]
-    assert bad["Ready"]["status"] == "False" and bad["Ready"]["message"] == texts.MESSAGE_LIMITS_NOT_READY
-    events = kkube.request("GET", "/api/v1/namespaces/default/events")["items"]
-    assert any(e["involvedObject"]["name"] == hostile and e["reason"] == "ExceedsLimits" for e in events)
-    good = wait_for(lambda: _ready_true(kkube, calm), timeout=60, what="calm Ready")
-    assert good["WithinLimits"]["status"] == "True"
-    assert good["WithinLimits"]["message"] == "3 live Gadget object(s) resolved within the expression limits"

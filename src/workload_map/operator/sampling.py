@@ -69,6 +69,8 @@ class Sampler:
             if hit is not None and now - hit[0] < SAMPLE_TTL:
                 return hit[1]
         result = self._sample(name, obj, gvk)
+        if result.ok is None:
+            return result  # not sampled (kind not served yet, forbidden...): try again next time
         with self._lock:
             if len(self._cache) > 10_000:
                 self._cache.clear()

@@ -388,7 +388,8 @@ def test_auth_errors(ui: UI, seeded: dict[str, Any], cluster: TestCluster, admin
     )
     assert "401" in banner.text
     # enter a token through the dialog: the page reloads its data
-    banner.find_element(By.TAG_NAME, "button").click()
+    # (the banner re-renders while requests retry: find and click in one retried step)
+    ui.wait(lambda: ui.d.find_element(By.CSS_SELECTOR, "#banner button").click() or True, "token dialog")
     field = ui.d.find_element(By.ID, "token-input")
     field.clear()
     field.send_keys(admin_token)
