@@ -11,6 +11,7 @@ doubling constructors, string growth, path builtins, regexes, arithmetic on huge
 from __future__ import annotations
 
 import contextlib
+import resource
 import tracemalloc
 from collections.abc import Iterator
 from typing import Any
@@ -26,6 +27,8 @@ from workload_map.expr import runtime as R
 BUDGET = 20_000
 #: Peak bytes one evaluation may allocate under BUDGET (generous: it is a bound, not a measurement).
 MEMORY_BOUND = 8 << 20
+#: Extra address space the process may take during these tests (threads and allocator arenas included).
+ADDRESS_SPACE_HEADROOM = 2 << 30
 
 ATOMS = st.sampled_from(
     [
@@ -139,6 +142,25 @@ def small_budget_no_deadline() -> Iterator[None]:
     set_limits(budget=R.COST_BUDGET, deadline=R.DEFAULT_DEADLINE)
 
 
+def _address_space() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[0]) * resource.getpagesize()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def memory_ceiling() -> Iterator[None]:
+    """A program that escaped the cost model must fail this test (MemoryError, reported with the
+    program), not get the whole test run killed by the kernel: the address space may grow by at most
+    ADDRESS_SPACE_HEADROOM while these tests run."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    ceiling = _address_space() + ADDRESS_SPACE_HEADROOM
+    if hard != resource.RLIM_INFINITY:
+        ceiling = min(ceiling, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (ceiling, hard))
+    yield
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(PROGRAMS, VALUES)
 def test_random_programs_raise_only_typed_errors_within_bounded_memory(source: str, data: Any) -> None:
@@ -154,6 +176,8 @@ def test_random_programs_raise_only_typed_errors_within_bounded_memory(source: s
         with contextlib.suppress(ExpressionError):
             expr.first(data)
         _, peak = tracemalloc.get_traced_memory()
+    except MemoryError:
+        raise AssertionError(f"{program} on {data!r}: escaped the cost model (MemoryError)") from None
     finally:
         tracemalloc.stop()
     assert peak < MEMORY_BOUND, f"{program}: {peak} bytes"
