@@ -31,11 +31,19 @@ else
   log "$REF_PARENT already exists; building in $parent (the result will not be byte-identical)"
 fi
 scratch=$(mktemp -d)
-cleanup() { rm -rf "$parent" "$scratch"; }
+SRC_LIST=/etc/apt/sources.list.d/workload-map-bookworm-src.sources
+cleanup() {
+  rm -rf "$parent" "$scratch"
+  # Leave nothing behind on the system: the deb-src list was added for this build only.
+  if [ -e "$SRC_LIST" ]; then
+    $sudo rm -f "$SRC_LIST"
+    $sudo apt-get update -qq >/dev/null 2>&1 || true
+  fi
+}
 trap cleanup EXIT
 
 log "1/5 enabling bookworm deb-src in apt"
-$sudo tee /etc/apt/sources.list.d/workload-map-bookworm-src.sources >/dev/null <<'SRC'
+$sudo tee "$SRC_LIST" >/dev/null <<'SRC'
 Types: deb-src
 URIs: http://deb.debian.org/debian
 Suites: bookworm

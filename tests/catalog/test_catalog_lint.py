@@ -11,6 +11,8 @@ from workload_map.catalog.registry import DATA_DIR
 from workload_map.lint import lint_definition
 from workload_map.model.loader import load_definitions
 
+pytestmark = pytest.mark.corpus  # reads the framework CRDs (tests/catalog/crdmap.py)
+
 FILES = sorted(DATA_DIR.glob("*.yaml"))
 
 # (slug, field suffix, code): findings accepted on purpose.

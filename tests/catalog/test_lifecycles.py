@@ -16,6 +16,8 @@ from workload_map.lint.objects import validate_object
 from workload_map.resolve import resolve
 from workload_map.resolve.gangs import group_pod
 
+pytestmark = pytest.mark.corpus  # reads the framework CRDs (tests/catalog/crdmap.py)
+
 FIXTURES = sorted(LC.glob("*/*.yaml"))
 IDS = [f"{p.parent.name}/{p.stem}" for p in FIXTURES]
 
