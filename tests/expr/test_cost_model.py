@@ -74,6 +74,11 @@ def _run(src: str, data: Any) -> tuple[BaseException | list[Any], int]:
         "def f: f; f",
         "[limit(100000000; until(false; .))]",
         '[.[] as $a | .[] as $b | .[] as $c | "x"] | add | length',
+        # Found by the fuzz test: a loop whose body builds many containers per step (an unrolled
+        # reduce) reached 945 MB; loops are charged for the containers their body builds.
+        f"until(. == null; [limit(5; first(reduce ({_count(10)}) as $i (.; [., .])))])?",
+        f"until(. == null; reduce ({_count(40)}) as $i (.; {{a: ., b: [.]}}))",
+        f"def h(n): if n > 0 then (h(n-1), h(n-1)) else reduce ({_count(30)}) as $i (.; [.]) end; [h(20)]",
     ],
 )
 def test_hostile_evaluation_ends_in_a_limit_error_within_bounds(src: str) -> None:

@@ -817,14 +817,16 @@ class Gen:
         v = self.fresh("v")
         pre: list[str] = []
         src = self.name_of(src, pre)
+        lines = body(v) or ["pass"]
+        weight = 1 + allocation_weight(lines)
         return [
             *pre,
             f"{c} = {src} if type({src}) is list else "
             f"({src}.values() if type({src}) is dict else R_iter_error({src}))",
-            f"_b[0] -= len({c})",
+            f"_b[0] -= len({c})" if weight == 1 else f"_b[0] -= {weight} * len({c})",
             "if _b[0] < 0: R_over_budget(_b)",
             f"for {v} in {c}:",
-            *indent(body(v) or ["pass"]),
+            *indent(lines),
         ]
 
     def stream_code(self, node: A.Node, inp: str, env: Env, k: K) -> list[str]:
@@ -1529,12 +1531,13 @@ class Gen:
         cs = self.single(cond, cur, env)
         us = self.single(update, cur, env)
         if cs is not None and us is not None:
+            step = [*cs[0], *us[0], f"{cur} = {us[1]}"]
             return [
                 f"{cur} = {inp}",
                 "while True:",
                 *indent(
                     [
-                        "_b[0] -= 1",
+                        f"_b[0] -= {1 + allocation_weight(step)}",
                         "if _b[0] < 0: R_over_budget(_b)",
                         *cs[0],
                         f"if {self.truth(cs[1], self.is_bool(cond, env))}: break",
@@ -1544,9 +1547,13 @@ class Gen:
                 ),
                 *k(cur),
             ]
-        # General case: the recursive definition from jq's builtins, as a local generator.
+        # General case: the recursive definition from jq's builtins, as a local generator. Each
+        # level keeps its generators alive until the levels below it finish, so a level costs
+        # CALL_COST times its depth: live frames are paid for, not just calls (a chain of
+        # `yield from` is not bounded by Python's recursion limit).
         fn = self.fresh("h")
         i2 = self.fresh("i")
+        d = self.fresh("d")
         v = self.fresh("v")
         body = self.stream(
             cond,
@@ -1556,17 +1563,17 @@ class Gen:
                 f"if {self.truth(c, self.is_bool(cond, env))}:",
                 f"    yield {i2}",
                 "else:",
-                *indent(self.stream(update, i2, env, lambda u: [f"yield from {fn}({u})"])),
+                *indent(self.stream(update, i2, env, lambda u: [f"yield from {fn}({u}, {d} + 1)"])),
             ],
         )
         return [
-            f"def {fn}({i2}):",
-            f"    _b[0] -= {R.CALL_COST}",
+            f"def {fn}({i2}, {d}):",
+            f"    _b[0] -= {R.CALL_COST + allocation_weight(body)} * {d}",
             "    if _b[0] < 0: R_over_budget(_b)",
             *indent(body),
             "    return",
             "    yield",
-            f"for {v} in {fn}({inp}):",
+            f"for {v} in {fn}({inp}, 1):",
             *indent(k(v)),
         ]
 
@@ -2214,6 +2221,51 @@ def _uses_path_mode(node: Any) -> bool:
     return False
 
 
+# Units per container a display builds: a small list is ~90 bytes, a small dict ~230.
+CONTAINER_COST = {"[": 2, "{": 4}
+# A list or dict display in generated code: `[`/`{` opening a value (not a subscript such as _b[0]).
+_DISPLAY = re.compile(r"(?:^|[=(,:]|\breturn|\byield)\s*([\[{])")
+
+
+def allocation_weight(lines: list[str]) -> int:
+    """Containers a block of generated code builds per run, counted statically: a loop (or call)
+    whose body builds many of them is charged for each, so memory stays proportional to the budget
+    even when constructs are unrolled (``reduce`` over a literal list, long literals). A container
+    costs CONTAINER_COST units by its kind, so 1,000,000 units stay under 64 MB of containers."""
+    return sum(CONTAINER_COST[m] for line in lines for m in _DISPLAY.findall(line))
+
+
+_LOOP = re.compile(r"^(\s*)(?:for .+ in .+|while .+):$")
+
+
+def charge_loops(lines: list[str]) -> list[str]:
+    """Charge every loop of generated code that builds containers, per step, by what its body builds.
+
+    Loops over collections are charged up front (``_b[0] -= n * len(c)``, see iterate_code); this
+    covers the rest: loops over generator streams (a ``reduce`` over a long comma list, a split
+    subexpression), whose items cost nothing to produce but whose bodies may build many containers.
+    """
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        m = _LOOP.match(line)
+        if m is None or (i > 0 and "R_over_budget" in lines[i - 1]):
+            continue  # charged before it starts (iterate_code)
+        if i + 1 < len(lines) and lines[i + 1].lstrip().startswith("_b[0] -="):
+            continue  # charged per step already (until)
+        depth = len(m.group(1))
+        body: list[str] = []
+        for later in lines[i + 1 :]:
+            if later.strip() and len(later) - len(later.lstrip()) <= depth:
+                break
+            body.append(later)
+        weight = allocation_weight(body)
+        if weight:
+            pad = " " * (depth + 4)
+            out += [f"{pad}_b[0] -= {weight}", f"{pad}if _b[0] < 0: R_over_budget(_b)"]
+    return out
+
+
 @dataclass
 class Program:
     all_fn: Callable[..., list[Any]]
@@ -2269,6 +2321,7 @@ def build(root: A.Node, variables: tuple[str, ...]) -> Program:
     code_lines = []
     published: dict[str, bool] = {}
     for fname, body in (("_all", all_body), ("_first", first_body), ("_paths", paths_body)):
+        body = charge_loops(body)
         code_lines.append(f"def {fname}(inp, _vars):")
         uses_meter, calls_charging_helper = _meter_use(body)
         published[fname] = calls_charging_helper
