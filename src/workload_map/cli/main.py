@@ -206,8 +206,18 @@ def _err(text: str) -> None:
     click.echo(text, err=True)
 
 
-def _flush_warnings(state: State) -> None:
+def _flush_warnings(state: State, failure: BaseException | None = None) -> None:
+    from workload_map.errors import ConnectionFailedError
+
+    unreachable = False
+    seen: set[int] = set()
+    while failure is not None and id(failure) not in seen:
+        seen.add(id(failure))
+        unreachable = unreachable or isinstance(failure, ConnectionFailedError)
+        failure = failure.__cause__ or failure.__context__
     for w in state.warnings:
+        if unreachable and "cannot reach the Kubernetes API server" in w:
+            continue  # the error says the same: one line, as kubectl prints it
         _err(f"warning: {w}")
     state.warnings.clear()
 
@@ -221,8 +231,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         try:
             result = cli.main(args=args, prog_name=prog, standalone_mode=False, obj=state)
-        finally:
-            _flush_warnings(state)
+        except BaseException as exc:
+            _flush_warnings(state, exc)
+            raise
+        _flush_warnings(state)
         return result if isinstance(result, int) else exit_codes.OK
     except click.exceptions.Exit as exc:
         return exc.exit_code

@@ -175,6 +175,7 @@ def _list_type(
     except ForbiddenError as exc:
         if forbidden_warning is not None:
             state.warn(forbidden_warning)
+            sink["forbidden"] = exc.message
             return []
         raise CommandError(f"not allowed to list {rt.kind}: {exc}") from exc
     except NotFoundError:
@@ -303,7 +304,9 @@ def _all_types(
         plan.append(ResolvedType(kind, found[0], res))
     tty = sys.stderr.isatty()
     rows: list[Row] = []
+    forbidden: list[str] = []
     for i, rt in enumerate(plan, 1):
+        type_sink: dict[str, str] = {}
         if tty:
             sys.stderr.write(f"\rlisting {rt.kind} ({i}/{len(plan)})...\x1b[K")
             sys.stderr.flush()
@@ -316,12 +319,23 @@ def _all_types(
             chunk=chunk,
             keep=keep,
             phases=phases,
-            sink={},
+            sink=type_sink,
             forbidden_warning=f"not allowed to list {rt.kind}, so the result leaves it out",
         )
+        if "forbidden" in type_sink:
+            forbidden.append(rt.kind)
     if tty:
         sys.stderr.write("\r\x1b[K")
         sys.stderr.flush()
+    if plan and len(forbidden) == len(plan):
+        # kubectl exits 1 when nothing could be listed; a partial result is still a result.
+        warnings = session.state.warnings
+        warnings[:] = [w for w in warnings if "so the result leaves it out" not in w]
+        raise CommandError(
+            f"not allowed to list any of the {len(plan)} workload types ({', '.join(forbidden[:5])}"
+            + (", ..." if len(forbidden) > 5 else "")
+            + ")"
+        )
     covered = set(by_gk)
     lookup = make_owner_lookup(session.client(), disc)
     first: list[tuple[str, str, str, str]] = []
