@@ -633,3 +633,30 @@ def test_jq_undefined_variable() -> None:
     children(d)[0]["scaleDefinition"]["replicasPath"] = "$nope"
     [f] = run(d)
     assert f.code == "KARTA017" and "$nope" in f.message
+
+
+def test_read_only_paths_annotation_silences_karta210_only_for_the_listed_fields() -> None:
+    from workload_map.model.loader import load_definitions_text
+    from workload_map.model.validator import READ_ONLY_PATHS_ANNOTATION, validate_definition
+
+    def codes(annotation: str | None) -> list[str]:
+        meta = "metadata:\n  name: ro\n" + (
+            f"  annotations:\n    {READ_ONLY_PATHS_ANNOTATION}: {annotation}\n"
+            if annotation is not None
+            else ""
+        )
+        text = (
+            "apiVersion: run.ai/v1alpha1\nkind: Karta\n" + meta + "spec:\n  structureDefinition:\n"
+            "    rootComponent:\n      name: root\n      kind: {group: example.com, version: v1, kind: W}\n"
+            "      statusDefinition:\n        statusMappings:\n          running:\n"
+            "          - byExpression: {expression: 'true', expectedResult: 'true'}\n"
+            "      specDefinition:\n        podTemplateSpecPath: .spec.template\n"
+            "        fragmentedPodSpecDefinition:\n          resourcesPath: '{requests: .spec.cpu}'\n"
+        )
+        (loaded,) = load_definitions_text(text, name="ro.yaml").definitions
+        return [f.code for f in validate_definition(loaded.karta)]
+
+    assert "KARTA210" in codes(None)
+    assert "KARTA210" in codes("other.resourcesPath")
+    assert "KARTA210" not in codes("root.resourcesPath")
+    assert "KARTA210" not in codes(" root.podSpecPath , root.resourcesPath ")

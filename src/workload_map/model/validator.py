@@ -384,9 +384,29 @@ def _check_spec_paths(ctx: _Ctx, path: str, c: ComponentDefinition) -> None:
             alias = info.alias or field_name
             if value:
                 writable.append((f"{path}.specDefinition.fragmentedPodSpecDefinition.{alias}", alias, value))
+    declared = read_only_paths(ctx.karta)
     for where, alias, expr in writable:
+        if (c.name, alias) in declared:
+            continue  # the author declared this path computed (read-only) on purpose
         if _jq.check(expr) is None and _jq.assignable(expr) is False:
             ctx.add("KARTA210", messages.path_not_assignable(c.name, alias, expr), where)
+
+
+#: Karta annotation listing spec paths that are computed on purpose (``component.field``, comma
+#: separated): they are read like any other, write-back refuses them, and KARTA210 is not reported.
+READ_ONLY_PATHS_ANNOTATION = "workload-map.dev/read-only-paths"
+
+
+def read_only_paths(karta: Karta) -> frozenset[tuple[str, str]]:
+    """(component, field) pairs the Karta declares read-only (see READ_ONLY_PATHS_ANNOTATION)."""
+    annotations = karta.metadata.annotations or {}
+    text = annotations.get(READ_ONLY_PATHS_ANNOTATION, "")
+    out = set()
+    for item in text.split(","):
+        component, dot, field = item.strip().partition(".")
+        if dot and component and field:
+            out.add((component, field))
+    return frozenset(out)
 
 
 def _check_suspend(ctx: _Ctx, path: str, c: ComponentDefinition) -> None:
