@@ -91,3 +91,18 @@ def test_server_side_dry_run_create(path: Path, kube: Any, dry_run_ns: str) -> N
     url = resource_path(obj["apiVersion"], plural, namespace=namespace if namespaced else None)
     created = kube.request("POST", url, body, params={"dryRun": "All"})
     assert created["metadata"]["name"] == meta["name"]
+
+
+@pytest.mark.parametrize("replicas", [1, 2, 3])
+def test_grove_gang_is_one_base_podgang_per_replica(replicas: int) -> None:
+    # Grove creates one PodGang per PodCliqueSet replica (framework-shapes.md): its size must not
+    # grow with the number of replicas (issue #11: replicas 2 asked for each gang twice).
+    import copy
+
+    path = LC / "grove-io-podcliqueset-v1alpha1" / "running.yaml"
+    data = load_fixture(path)
+    obj = copy.deepcopy(data["object"])
+    obj["spec"]["replicas"] = replicas
+    gang = data["expect"]["gangs"][0]
+    plan = group_pod(catalog_definition("grove-io-podcliqueset-v1alpha1"), obj, gang["pod"])
+    assert plan.min_available == gang["min_member"]
