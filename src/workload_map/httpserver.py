@@ -225,8 +225,11 @@ class BoundedHTTPServer(HTTPServer):
 
     def server_close(self) -> None:
         super().server_close()
-        self.watchdog.stop()
-        for _ in self._workers:
+        # Also called by HTTPServer.__init__ when the bind fails, before our attributes exist.
+        watchdog = getattr(self, "watchdog", None)
+        if watchdog is not None:
+            watchdog.stop()
+        for _ in getattr(self, "_workers", ()):
             self._waiting.put(None)
 
 

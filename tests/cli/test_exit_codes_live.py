@@ -44,3 +44,14 @@ def test_forbidden_list_and_all_types_forbidden(cluster: TestCluster, karta_crd:
 def test_bad_flag() -> None:
     rc, _out, err = wmap("get", "jobsets", "--no-such-flag")
     assert rc == exit_codes.USAGE and "--no-such-flag" in err
+
+
+def test_exporter_cannot_listen(cluster: TestCluster, tmp_path: Path) -> None:
+    kc = str(cluster.write_kubeconfig(tmp_path / "kubeconfig", user="admin"))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        rc, _out, err = wmap("exporter", "--listen", f"127.0.0.1:{port}", "--kubeconfig", kc)
+    assert rc == exit_codes.ERROR
+    assert f"cannot listen on 127.0.0.1:{port}" in _one_line(err)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from workload_map.cli.common import Session, connection_options
+from workload_map.cli.errors import CommandError
 from workload_map.cli.main import get_state
 
 _NS_META = "wmap.exporter.namespaces"
@@ -87,7 +88,10 @@ def command(
         workers=workers,
         watch_timeout=watch_timeout,
     )
-    server = MetricsServer(exporter, host, port)
+    try:
+        server = MetricsServer(exporter, host, port)
+    except OSError as exc:  # nothing started yet: the exporter's informers start below
+        raise CommandError(f"wmap exporter: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     done = threading.Event()
 
     def on_signal(_sig: int, _frame: object) -> None:
