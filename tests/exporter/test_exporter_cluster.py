@@ -7,7 +7,6 @@ import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -15,6 +14,7 @@ from tests.exporter.conftest import ExporterProcess
 from tests.exporter.promparse import Exposition, parse
 from tests.support import crds
 from tests.support.cluster import TestCluster
+from tests.support.hostile import xgboost_job
 from tests.support.kube import KubeTestClient
 from tests.support.seed import create_jobset_tree, running_status
 
@@ -161,24 +161,6 @@ spec:
 """
 
 
-def xgboost(name: str, namespace: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "XGBoostJob",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "xgbReplicaSpecs": {
-                "Master": {
-                    "replicas": 1,
-                    "template": {
-                        "spec": {"containers": [{"name": "xgboost", "image": "registry.invalid/x:1"}]}
-                    },
-                }
-            }
-        },
-    }
-
-
 def test_hostile_definition_does_not_stall_others(
     exporter_factory: Factory, kube: KubeTestClient, namespace: str, tmp_path: Path
 ) -> None:
@@ -187,7 +169,7 @@ def test_hostile_definition_does_not_stall_others(
     exporter = exporter_factory("--definitions", str(defs))
     exporter.wait_ready()
     for i in range(12):
-        kube.create(xgboost(f"x{i}", namespace))
+        kube.create(xgboost_job(f"x{i}", namespace))
     create_jobset_tree(kube, "ok", namespace, (("leader", 1),))
     exp = exporter.wait_for(
         lambda e: (
