@@ -1531,13 +1531,13 @@ class Gen:
         cs = self.single(cond, cur, env)
         us = self.single(update, cur, env)
         if cs is not None and us is not None:
-            step = [*cs[0], *us[0], f"{cur} = {us[1]}"]
+            # (charge_loops adds what the step builds to this one unit per step)
             return [
                 f"{cur} = {inp}",
                 "while True:",
                 *indent(
                     [
-                        f"_b[0] -= {1 + allocation_weight(step)}",
+                        "_b[0] -= 1",
                         "if _b[0] < 0: R_over_budget(_b)",
                         *cs[0],
                         f"if {self.truth(cs[1], self.is_bool(cond, env))}: break",
@@ -2251,8 +2251,6 @@ def charge_loops(lines: list[str]) -> list[str]:
         m = _LOOP.match(line)
         if m is None or (i > 0 and "R_over_budget" in lines[i - 1]):
             continue  # charged before it starts (iterate_code)
-        if i + 1 < len(lines) and lines[i + 1].lstrip().startswith("_b[0] -="):
-            continue  # charged per step already (until)
         depth = len(m.group(1))
         body: list[str] = []
         for later in lines[i + 1 :]:
