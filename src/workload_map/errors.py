@@ -7,9 +7,26 @@ verbatim are built by the helpers in ``workload_map.messages``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 
 class WorkloadMapError(Exception):
     """Base class: anything the library raises on purpose."""
+
+
+def causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and the exceptions it was raised from or during (``__cause__``/``__context__``), each once."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def caused_by(exc: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]) -> bool:
+    """Whether ``exc`` is, or was caused by, an exception of ``kind``."""
+    return any(isinstance(e, kind) for e in causes(exc))
 
 
 # --- expressions (jq) -------------------------------------------------------

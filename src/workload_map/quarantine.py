@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from workload_map import messages
-from workload_map.errors import DefinitionQuarantinedError, ExpressionLimitError, WorkloadMapError
+from workload_map.errors import DefinitionQuarantinedError, ExpressionLimitError, WorkloadMapError, caused_by
 
 __all__ = ["Quarantine", "QuarantineState", "exceeded_limits"]
 
@@ -30,14 +30,7 @@ T = TypeVar("T")
 
 def exceeded_limits(exc: BaseException) -> bool:
     """Whether ``exc`` is, or was caused by, the engine refusing work beyond its budget or deadline."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, ExpressionLimitError):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
+    return caused_by(exc, ExpressionLimitError)
 
 
 @dataclass(frozen=True)

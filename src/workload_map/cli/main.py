@@ -207,14 +207,9 @@ def _err(text: str) -> None:
 
 
 def _flush_warnings(state: State, failure: BaseException | None = None) -> None:
-    from workload_map.errors import ConnectionFailedError
+    from workload_map.errors import ConnectionFailedError, caused_by
 
-    unreachable = False
-    seen: set[int] = set()
-    while failure is not None and id(failure) not in seen:
-        seen.add(id(failure))
-        unreachable = unreachable or isinstance(failure, ConnectionFailedError)
-        failure = failure.__cause__ or failure.__context__
+    unreachable = failure is not None and caused_by(failure, ConnectionFailedError)
     for w in state.warnings:
         if unreachable and "cannot reach the Kubernetes API server" in w:
             continue  # the error says the same: one line, as kubectl prints it

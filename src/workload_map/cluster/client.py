@@ -45,6 +45,7 @@ from workload_map.errors import (
     GoneError,
     NotFoundError,
     UnauthorizedError,
+    causes,
 )
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "KubeClient", "PatchType", "WatchEvent", "WatchStream", "api_path"]
@@ -136,10 +137,7 @@ def _status_error(status: int, body: bytes, method: str, path: str) -> ApiError:
 
 def _transport_reason(exc: BaseException) -> tuple[str, bool]:
     """A short human reason for a transport failure, and whether it is a TLS problem."""
-    seen: set[int] = set()
-    cur: BaseException | None = exc
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
+    for cur in causes(exc):
         if isinstance(cur, ssl.SSLCertVerificationError):
             return f"TLS certificate verification failed: {cur.verify_message or cur}", True
         if isinstance(cur, ssl.SSLError):
@@ -148,7 +146,6 @@ def _transport_reason(exc: BaseException) -> tuple[str, bool]:
             return "connection refused", False
         if isinstance(cur, socket.gaierror):
             return f"host name lookup failed ({cur.strerror or cur})", False
-        cur = cur.__cause__ or cur.__context__
     text = str(exc)
     if "CERTIFICATE_VERIFY_FAILED" in text:
         return f"TLS certificate verification failed: {text}", True
@@ -319,7 +316,7 @@ class KubeClient:
         if accept:
             headers["Accept"] = accept
         budget = self.config.timeout or (None if stream else DEFAULT_RESPONSE_DEADLINE)
-        deadline = None if budget is None else self._clock() + budget
+        deadline = None if budget is None else _Deadline(budget, self._clock() + budget)
         attempt = 0
         connect_failures = 0
         exec_retried = False
@@ -334,7 +331,7 @@ class KubeClient:
                 content=content,
                 headers=headers or None,
                 extensions=self._extensions or None,
-                timeout=_within(base_timeout, self._left(deadline, budget, method, path)),
+                timeout=_within(base_timeout, self._left(deadline, method, path)),
             )
             try:
                 response = http.send(request, stream=True)
@@ -357,14 +354,12 @@ class KubeClient:
                 if retryable and attempt < self.max_tries and self._can_wait(delay, deadline):
                     self._sleep(delay)
                     continue
-                timed_out = isinstance(exc, httpx.TimeoutException) and deadline is not None
                 if (
-                    timed_out
-                    and budget is not None
+                    isinstance(exc, httpx.TimeoutException)
                     and deadline is not None
-                    and self._clock() >= deadline - 0.05
+                    and self._clock() >= deadline.at - 0.05
                 ):
-                    raise self._timed_out(method, path, budget) from exc
+                    raise self._timed_out(method, path, deadline) from exc
                 raise ConnectionFailedError(
                     f"cannot reach the Kubernetes API server at {self.config.server}: {reason}",
                     server=self.config.server,
@@ -374,7 +369,7 @@ class KubeClient:
             if status < 400:
                 self._warn(response)
                 if not stream:
-                    self._read_body(response, deadline, budget, method, raw_path)
+                    self._read_body(response, deadline, method, raw_path)
                 return response
             retry = status in (429, 503) or (idempotent and status in (500, 502, 504))
             delay = self._backoff(attempt, response.headers.get("retry-after")) if retry else 0.0
@@ -382,7 +377,7 @@ class KubeClient:
                 response.close()
                 self._sleep(delay)
                 continue
-            body = self._read_body(response, deadline, budget, method, raw_path, limit=MAX_ERROR_BODY)
+            body = self._read_body(response, deadline, method, raw_path, limit=MAX_ERROR_BODY)
             if status == 401 and not exec_retried and self._cert_in_use is not None and self.auth.exec:
                 # An exec plugin's client certificate was refused: ask the plugin again, once.
                 exec_retried = True
@@ -391,31 +386,31 @@ class KubeClient:
                 continue
             raise _status_error(status, body, method, raw_path)
 
-    def _left(self, deadline: float | None, budget: float | None, method: str, path: str) -> float | None:
+    def _left(self, deadline: _Deadline | None, method: str, path: str) -> float | None:
         """Seconds left before ``deadline`` (None: no deadline); past it, the request has timed out."""
-        if deadline is None or budget is None:
+        if deadline is None:
             return None
-        left = deadline - self._clock()
+        left = deadline.at - self._clock()
         if left <= 0:
-            raise self._timed_out(method, path, budget)
+            raise self._timed_out(method, path, deadline)
         return left
 
-    def _can_wait(self, delay: float, deadline: float | None) -> bool:
+    def _can_wait(self, delay: float, deadline: _Deadline | None) -> bool:
         """Whether a retry after ``delay`` seconds still starts before the deadline."""
-        return deadline is None or self._clock() + delay < deadline
+        return deadline is None or self._clock() + delay < deadline.at
 
-    def _timed_out(self, method: str, path: str, budget: float) -> ConnectionFailedError:
+    def _timed_out(self, method: str, path: str, deadline: _Deadline) -> ConnectionFailedError:
         flag = " (--request-timeout)" if self.config.timeout else ""
+        within = f"no complete response within {deadline.budget:g}s{flag}"
         return ConnectionFailedError(
-            f"{method} {path} on {self.config.server}: no complete response within {budget:g}s{flag}",
+            f"{method} {path} on {self.config.server}: {within}",
             server=self.config.server,
         )
 
     def _read_body(
         self,
         response: httpx.Response,
-        deadline: float | None,
-        budget: float | None,
+        deadline: _Deadline | None,
         method: str,
         path: str,
         *,
@@ -445,11 +440,11 @@ class KubeClient:
                         path=path,
                     )
                 chunks.append(chunk)
-                if deadline is not None and budget is not None and self._clock() > deadline:
-                    raise self._timed_out(method, path, budget)
+                if deadline is not None and self._clock() > deadline.at:
+                    raise self._timed_out(method, path, deadline)
         except httpx.TimeoutException as exc:
-            if budget is not None:
-                raise self._timed_out(method, path, budget) from exc
+            if deadline is not None:
+                raise self._timed_out(method, path, deadline) from exc
             raise ConnectionFailedError(
                 f"{method} {path} on {self.config.server}: the response stopped arriving",
                 server=self.config.server,
@@ -730,6 +725,14 @@ class KubeClient:
 
     def server_version(self) -> dict[str, Any]:
         return self.get("/version")
+
+
+@dataclass(frozen=True)
+class _Deadline:
+    """A request's whole time limit: ``budget`` seconds, ending at monotonic time ``at``."""
+
+    budget: float
+    at: float
 
 
 def _within(timeout: httpx.Timeout, left: float | None) -> httpx.Timeout:

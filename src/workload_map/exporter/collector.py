@@ -641,29 +641,21 @@ class Exporter:
             compiled = wk.compiled
             try:
                 workload = self.quarantine.run(wk.entry.name, lambda: resolve(compiled, obj))
-            except DefinitionQuarantinedError:
-                # Not evaluated: look again when the quarantine ends (the probe may lift it).
-                state = self.quarantine.state(wk.entry.name)
-                retry = state.until - self.quarantine.now() if state is not None else 0.0
-                self.queue.add_after(key, max(retry, 0.0) + 0.5)
-                workload, settled = None, False
-                with self._lock:
-                    self._resolve_errors[wk.kind] = self._resolve_errors.get(wk.kind, 0) + 1
             except WorkloadMapError as exc:
-                log.info("%s %s/%s: %s", wk.kind, key[1], key[2], exc)
                 with self._lock:
                     self._resolve_errors[wk.kind] = self._resolve_errors.get(wk.kind, 0) + 1
-                workload = None
-                if not exceeded_limits(exc):
-                    with self._lock:
-                        self._resolved[key] = (
-                            rv,
-                            workload,
-                        )  # the object is at fault: same version, same result
-                else:
+                if isinstance(exc, DefinitionQuarantinedError):
+                    # Not evaluated: look again when the quarantine ends (the probe may lift it).
+                    state = self.quarantine.state(wk.entry.name)
+                    retry = state.until - self.quarantine.now() if state is not None else 0.0
+                    self.queue.add_after(key, max(retry, 0.0) + 0.5)
                     settled = False
-                    self.queue.add_after(key, self.quarantine.base_period)
-            else:
+                else:
+                    log.info("%s %s/%s: %s", wk.kind, key[1], key[2], exc)
+                    if exceeded_limits(exc):  # counts towards the quarantine: try again later
+                        self.queue.add_after(key, self.quarantine.base_period)
+                        settled = False
+            if settled:  # a success, or an object at fault: same version, same result
                 with self._lock:
                     self._resolved[key] = (rv, workload)
         if workload is not None and wk.compiled is not None:

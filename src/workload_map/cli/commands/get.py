@@ -160,7 +160,7 @@ def _list_type(
             raise CommandError(f"not allowed to read {rt.kind}: {exc}") from exc
         sink["resourceVersion"] = str((obj.get("metadata") or {}).get("resourceVersion") or "")
         row = _row(rt.entry, compiled, obj, state, keep)
-        if row is not None and (not phases or phases & set(row.view.phases)):
+        if not phases or phases & set(row.view.phases):
             rows.append(row)
         return rows
     try:
@@ -170,7 +170,7 @@ def _list_type(
                 obj.setdefault("apiVersion", res.group_version)
                 obj.setdefault("kind", res.kind)
                 row = _row(rt.entry, compiled, obj, state, keep)
-                if row is not None and (not phases or phases & set(row.view.phases)):
+                if not phases or phases & set(row.view.phases):
                     rows.append(row)
     except ForbiddenError as exc:
         if forbidden_warning is not None:
@@ -430,8 +430,6 @@ def _watch(
                 ev.object.setdefault("apiVersion", res.group_version)
                 ev.object.setdefault("kind", res.kind)
                 row = _row(rt.entry, compiled, ev.object, session.state, False)
-                if row is None:
-                    continue
                 if phases and not phases & set(row.view.phases):
                     continue
                 data = row.view.to_dict()
