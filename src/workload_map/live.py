@@ -11,7 +11,10 @@ CLI error, an HTTP status).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from workload_map.errors import WorkloadMapError
 
 if TYPE_CHECKING:
     from workload_map.cluster.owners import OwnerLookup
@@ -21,12 +24,18 @@ if TYPE_CHECKING:
     from workload_map.views.model import DescribeView
 
 __all__ = [
+    "MAX_KAI_OWNER_DEPTH",
     "MAX_OWNER_DEPTH",
+    "DefinitionConflictError",
+    "KaiPodGroup",
     "Lookup",
+    "OwnerChainError",
     "controller_ref",
     "definitions_for",
     "describe_live",
     "index_pods_by_workload",
+    "kai_pod_group",
+    "kai_top_owner",
     "pod_group_document",
     "split_api_version",
     "top_owner",
@@ -88,6 +97,54 @@ def top_owner(
     return top
 
 
+class OwnerChainError(WorkloadMapError):
+    """The owner chain cannot be followed the way KAI's pod-grouper follows it."""
+
+
+#: How many owners :func:`kai_top_owner` follows at most (KAI has no limit; real chains are <= 6).
+MAX_KAI_OWNER_DEPTH = 16
+
+
+def kai_top_owner(pod: Mapping[str, Any], lookup: Lookup) -> Mapping[str, Any]:
+    """The top owner KAI Scheduler's pod-grouper finds for ``pod``: its *first* owner reference
+    (``controller`` not required), then each owner's only reference, until an owner has none.
+    A pod without owner references is its own top owner; an owner with several references, one
+    that does not exist or has another UID (recreated under the same name) is an
+    :class:`OwnerChainError`. A lookup the API forbids (:class:`~workload_map.errors.
+    ForbiddenError`) ends the walk at the last owner read, or the pod, as KAI does."""
+    from workload_map.errors import ForbiddenError
+
+    ns = str(_meta(pod).get("namespace") or "")
+    refs = _meta(pod).get("ownerReferences")
+    if not isinstance(refs, list) or not refs:
+        return pod
+    ref = refs[0]
+    last: Mapping[str, Any] = pod
+    for _ in range(MAX_KAI_OWNER_DEPTH):
+        if not isinstance(ref, Mapping):
+            raise OwnerChainError(f"{_describe(last)}: owner reference is not an object")
+        kind, name = str(ref.get("kind")), str(ref.get("name"))
+        try:
+            owner = lookup(ns, str(ref.get("apiVersion")), kind, name)
+        except ForbiddenError:
+            return last
+        if owner is None:
+            raise OwnerChainError(f"failed to find {kind}: <{ns}/{name}>, uid: <{ref.get('uid')}>")
+        if ref.get("uid") is not None and _meta(owner).get("uid") != ref.get("uid"):
+            raise OwnerChainError(f"owner {kind} {ns}/{name} with uid {ref.get('uid')} not found")
+        next_refs = _meta(owner).get("ownerReferences")
+        if not isinstance(next_refs, list) or not next_refs:
+            return owner
+        if len(next_refs) > 1:
+            raise OwnerChainError(f"found {kind} <{name} in namespace {ns}> with multiple owners")
+        last, ref = owner, next_refs[0]
+    raise OwnerChainError(f"{_describe(pod)}: owner chain longer than {MAX_KAI_OWNER_DEPTH}")
+
+
+def _describe(obj: Mapping[str, Any]) -> str:
+    return f"{obj.get('kind')} {_meta(obj).get('namespace')}/{_meta(obj).get('name')}"
+
+
 def definitions_for(defs: DefinitionSet, obj: Mapping[str, Any]) -> tuple[list[DefinitionEntry], str]:
     """The definitions covering ``obj``'s type (exact GVK, else its group and kind at any version)
     and the type as text (``group/version, Kind=kind``) for messages."""
@@ -97,23 +154,69 @@ def definitions_for(defs: DefinitionSet, obj: Mapping[str, Any]) -> tuple[list[D
     return list(found), f"{group}/{version}, Kind={kind}"
 
 
-def pod_group_document(
-    pod: str, namespace: str, top: Mapping[str, Any], entry: DefinitionEntry, plan: PodGroupPlan
-) -> dict[str, Any]:
-    """The machine-readable PodGroup answer (``wmap group -o json`` and ``GET .../podgroup``)."""
-    top_meta = _meta(top)
+class DefinitionConflictError(WorkloadMapError):
+    """More than one definition claims a type exactly."""
+
+
+@dataclass(frozen=True)
+class KaiPodGroup:
+    """What KAI Scheduler's pod-grouper does for one pod: its top owner, the definition used
+    (``None``: none covers the type exactly, so KAI's default grouper), the gang plan and the
+    PodGroup object KAI creates."""
+
+    pod: Mapping[str, Any]
+    top: Mapping[str, Any]
+    entry: DefinitionEntry | None
+    plan: PodGroupPlan
+    object: dict[str, Any]
+
+
+def kai_pod_group(
+    pod: Mapping[str, Any],
+    lookup: Lookup,
+    defs: DefinitionSet,
+    *,
+    priority_class_exists: Callable[[str], bool] | None = None,
+) -> KaiPodGroup:
+    """The PodGroup KAI's Karta fallback gives ``pod``: top owner by :func:`kai_top_owner`; the
+    definition whose group/version/kind equals the top owner's exactly (KAI's Karta hub is keyed
+    by GVK), else the default grouper. Raises :class:`OwnerChainError`,
+    :class:`DefinitionConflictError` or the gang rules' :class:`~workload_map.errors.ResolveError`."""
+    from workload_map.resolve.gangs import default_plan, group_pod
+    from workload_map.resolve.kai_podgroup import pod_group_object
+
+    top = kai_top_owner(pod, lookup)
+    group, version = split_api_version(str(top.get("apiVersion")))
+    found = defs.for_gvk(group, version, str(top.get("kind")))
+    if len(found) > 1:
+        names = ", ".join(f'"{e.name}"' for e in found)
+        raise DefinitionConflictError(
+            f"{len(found)} Karta definitions claim {group}/{version}, Kind={top.get('kind')}: {names}"
+        )
+    entry = found[0] if found else None
+    plan = group_pod(entry.karta, top, pod) if entry is not None else default_plan(top)
+    obj = pod_group_object(plan, top, pod, priority_class_exists=priority_class_exists)
+    return KaiPodGroup(pod, top, entry, plan, obj)
+
+
+def pod_group_document(answer: KaiPodGroup) -> dict[str, Any]:
+    """The REST answer (``GET .../pods/{name}/podgroup``): the pod, its top owner, the
+    definition (``null``: KAI's default grouper), the plan and the PodGroup ``object``."""
+    top_meta = _meta(answer.top)
+    pod_meta = _meta(answer.pod)
     return {
-        "pod": pod,
-        "namespace": namespace,
+        "pod": pod_meta.get("name"),
+        "namespace": pod_meta.get("namespace"),
         "topOwner": {
-            "apiVersion": top.get("apiVersion"),
-            "kind": top.get("kind"),
+            "apiVersion": answer.top.get("apiVersion"),
+            "kind": answer.top.get("kind"),
             "name": top_meta.get("name"),
             "uid": top_meta.get("uid"),
         },
-        "definition": entry.name,
-        "origin": entry.origin,
-        "podGroup": plan.to_dict(),
+        "definition": answer.entry.name if answer.entry is not None else None,
+        "origin": answer.entry.origin if answer.entry is not None else None,
+        "podGroup": answer.plan.to_dict(),
+        "object": answer.object,
     }
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "entry_for_manifest",
     "index_pods_by_workload",
     "read_manifest",
+    "read_objects",
     "split_api_version",
 ]
 
@@ -64,6 +65,41 @@ def read_manifest(path: str) -> dict[str, Any]:
             f"{label} declares no apiVersion and kind, so there is nothing to resolve it by", exit_codes.USAGE
         )
     return doc
+
+
+def read_objects(path: str) -> list[Mapping[str, Any]]:
+    """Every object of a file (or ``-``): YAML/JSON documents, ``*List`` documents expanded
+    (``kubectl get -o yaml``), lifecycle fixtures (``object`` + ``expect``) unwrapped."""
+    import sys
+
+    from workload_map.errors import DefinitionError
+    from workload_map.model.loader import load_yaml_documents
+
+    label = "stdin" if path == "-" else path
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8-sig") as fh:
+                text = fh.read()
+        docs = [d for d in load_yaml_documents(text, label) if d]
+    except (OSError, UnicodeDecodeError, DefinitionError) as exc:
+        raise CommandError(f"cannot read {label}: {exc}", exit_codes.USAGE) from exc
+    out: list[Mapping[str, Any]] = []
+    for d in docs:
+        if (
+            isinstance(d, Mapping)
+            and isinstance(d.get("items"), list)
+            and str(d.get("kind", "")).endswith("List")
+        ):
+            out.extend(i for i in d["items"] if isinstance(i, Mapping))
+        elif isinstance(d, Mapping) and "object" in d and "expect" in d and isinstance(d["object"], Mapping):
+            out.append(d["object"])  # a lifecycle fixture
+        elif isinstance(d, Mapping):
+            out.append(d)
+    if not out:
+        raise CommandError(f"{label} holds no object", exit_codes.USAGE)
+    return out
 
 
 def entry_for_manifest(defs: DefinitionSet, obj: Mapping[str, Any]) -> DefinitionEntry:

@@ -46,6 +46,7 @@ CLASS_DOCS: dict[str, str] = {
     "PodGroupAlpha": "A deprecated alpha pod group: pods whose group keys are equal form one gang.",
     "PodGroupMember": "A component whose pods join the pod group.",
     "PodGroup": "The pod group of the whole workload, with optional subgroups per component.",
+    "GangExpressions": "PodGroup fields computed by jq (workload-map extension).",
     "SubGroup": "A subgroup made of one component's pods (and its descendants').",
     "Topology": "Topology-aware placement constraints.",
 }
@@ -170,6 +171,17 @@ FIELD_DOCS: dict[tuple[str, str], str] = {
         "GangScheduling",
         "pod_group",
     ): "Current format: one pod group with optional subgroups. Wins over podGroups.",
+    ("GangScheduling", "expressions"): (
+        "workload-map extension: jq on the top owner (.) with the pod as $pod, computing PodGroup"
+        " fields; null keeps the computed value. KAI's Karta plugin ignores it."
+    ),
+    ("GangExpressions", "name"): "The PodGroup name (a DNS-1123 subdomain).",
+    ("GangExpressions", "min_member"): "The PodGroup minMember (an integer >= 0).",
+    ("GangExpressions", "min_sub_group"): "The PodGroup minSubGroup (an integer >= 0); replaces minMember.",
+    ("GangExpressions", "sub_groups"): (
+        "The subgroups: an array of {name, minMember or minSubGroup, parent, topologyConstraint}."
+    ),
+    ("GangExpressions", "pod_sub_group"): "The name of the subgroup the pod joins.",
     ("PodGroupAlpha", "name"): "Pod group name.",
     ("PodGroupAlpha", "members"): "Components whose pods join the group, keyed by componentName.",
     ("PodGroupMember", "component_name"): "A root or child component name.",

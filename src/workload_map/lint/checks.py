@@ -153,6 +153,14 @@ def targets(karta: Karta) -> list[LintTarget]:
                     out.append(LintTarget(f"{base}.groupByKeyPaths[{ki}]", k, "pod"))
                 for fi, f in enumerate(m.filters or ()):
                     out.append(LintTarget(f"{base}.filters[{fi}]", f, "pod"))
+        ge = gs.expressions
+        if ge is not None:
+            # They run on the top owner (the pod is $pod, which static paths do not follow).
+            base = "spec.optimizationInstructions.gangScheduling.expressions"
+            for name, info in type(ge).model_fields.items():
+                value = getattr(ge, name)
+                if value:
+                    out.append(LintTarget(f"{base}.{info.alias or name}", value, "read"))
     return out
 
 

@@ -19,12 +19,13 @@ class ExpressionProblem:
     offset: int | None
 
 
-def check(source: str) -> ExpressionProblem | None:
-    """Compile ``source`` (cached by the engine); the first problem, or None when it is fine."""
+def check(source: str, variables: tuple[str, ...] = ()) -> ExpressionProblem | None:
+    """Compile ``source`` seeing ``$variables`` (cached by the engine); the first problem, or
+    None when it is fine."""
     from workload_map.expr import compile_expression
 
     try:
-        compile_expression(source)
+        compile_expression(source, variables)
     except ExpressionSyntaxError as exc:
         return ExpressionProblem("syntax", exc.message, exc.offset)
     except ExpressionError as exc:

@@ -264,9 +264,30 @@ class PodGroup(_Model):
     sub_groups: tuple[SubGroup, ...] | None = None
 
 
+#: The variable the :class:`GangExpressions` see besides the top owner (``.``): the pod.
+GANG_EXPRESSION_VARIABLES: tuple[str, ...] = ("pod",)
+
+
+class GangExpressions(_Model):
+    """workload-map extension: jq expressions that compute the PodGroup fields a rule of the
+    Karta format cannot express (annotation overrides, policy-dependent sizes, nested subgroups).
+
+    Each runs on the top owner (``.``) with the pod as ``$pod`` and yields one value; ``null``
+    keeps what the gang format computed. KAI's Karta plugin does not read them; a definition
+    without them means what it meant before.
+    """
+
+    name: str | None = None
+    min_member: str | None = None
+    min_sub_group: str | None = None
+    sub_groups: str | None = None
+    pod_sub_group: str | None = None
+
+
 class GangScheduling(_Model):
     pod_groups: tuple[PodGroupAlpha, ...] | None = None
     pod_group: PodGroup | None = None
+    expressions: GangExpressions | None = None
 
 
 class OptimizationInstructions(_Model):

@@ -29,12 +29,14 @@ from pydantic import BaseModel
 from workload_map import messages
 from workload_map.model import _jq
 from workload_map.model.definition import (
+    GANG_EXPRESSION_VARIABLES,
     ComponentDefinition,
     ComponentInstanceSelector,
     ComponentTypeSelector,
     ConditionsDefinition,
     ExpressionMatcher,
     FragmentedPodSpecDefinition,
+    GangExpressions,
     Karta,
     PhaseDefinition,
     PodGroupMember,
@@ -50,7 +52,7 @@ from workload_map.model.definition import (
 from workload_map.model.findings import Finding, make
 from workload_map.model.locations import SourceMap
 
-__all__ = ["expression_fields", "go_field_path", "validate_definition"]
+__all__ = ["expression_fields", "expression_variables", "go_field_path", "validate_definition"]
 
 ROOT = "spec.structureDefinition.rootComponent"
 GANG = "spec.optimizationInstructions.gangScheduling"
@@ -80,7 +82,18 @@ _JQ_FIELDS: dict[type[BaseModel], frozenset[str]] = {
     ComponentInstanceSelector: frozenset({"id_path"}),
     ReplicaSelector: frozenset({"key_path"}),
     PodGroupMember: frozenset({"group_by_key_paths", "filters"}),
+    GangExpressions: frozenset(GangExpressions.model_fields),
 }
+
+#: Where the gang expressions live: they alone may read ``$pod``.
+GANG_EXPRESSIONS_PATH = "spec.optimizationInstructions.gangScheduling.expressions."
+
+
+def expression_variables(path: str) -> tuple[str, ...]:
+    """The ``$variables`` the jq expression at ``path`` (from :func:`expression_fields`) sees."""
+    return GANG_EXPRESSION_VARIABLES if path.startswith(GANG_EXPRESSIONS_PATH) else ()
+
+
 _SKIP_TOP = frozenset({"metadata", "status", "api_version", "kind"})
 
 
@@ -271,7 +284,7 @@ def _check_expressions(ctx: _Ctx) -> None:
     for path, expr in ctx.expressions:
         if not expr.strip():
             continue
-        problem = _jq.check(expr)
+        problem = _jq.check(expr, expression_variables(path))
         if problem is None:
             continue
         go = go_field_path(path)

@@ -25,11 +25,12 @@ class Expression(Protocol):
     def paths(self, data: Any) -> list[tuple[str | int, ...]]: ...
 
 
-def compile_jq(source: str) -> Expression:
-    """Compile through ``workload_map.expr`` (imported lazily so ``import workload_map`` is light)."""
+def compile_jq(source: str, variables: tuple[str, ...] = ()) -> Expression:
+    """Compile through ``workload_map.expr`` (imported lazily so ``import workload_map`` is light);
+    ``variables`` names the ``$vars`` the expression may read."""
     from workload_map.expr import compile_expression
 
-    expr: Expression = compile_expression(source)
+    expr: Expression = compile_expression(source, variables)
     return expr
 
 

@@ -23,6 +23,7 @@ import orjson
 from workload_map.errors import DefinitionError, ResolveError, WorkloadMapError
 from workload_map.model.definition import (
     FRAGMENTED_FIELDS,
+    GANG_EXPRESSION_VARIABLES,
     STATUS_MATCH_ORDER,
     ComponentDefinition,
     ConditionMatcher,
@@ -166,6 +167,17 @@ class CompiledPodGroup:
 
 
 @dataclass(frozen=True)
+class CompiledGangExpressions:
+    """``gangScheduling.expressions`` compiled (they run on the top owner with ``$pod``)."""
+
+    name: CompiledExpression | None = None
+    min_member: CompiledExpression | None = None
+    min_sub_group: CompiledExpression | None = None
+    sub_groups: CompiledExpression | None = None
+    pod_sub_group: CompiledExpression | None = None
+
+
+@dataclass(frozen=True)
 class CompiledDefinition:
     """A definition ready to resolve objects. Build with :func:`compile_definition`."""
 
@@ -179,6 +191,7 @@ class CompiledDefinition:
     )
     # The same groups in declaration order (names may repeat; the validator only warns).
     pod_groups: tuple[CompiledPodGroup, ...] = ()
+    gang_expressions: CompiledGangExpressions | None = None
 
     @property
     def root(self) -> CompiledComponent:
@@ -224,11 +237,13 @@ class _Compiler:
             where.append(field_name)
         return DefinitionError(f"{', '.join(where)}: {detail}")
 
-    def expr(self, component: str | None, location: str, source: str | None) -> CompiledExpression | None:
+    def expr(
+        self, component: str | None, location: str, source: str | None, variables: tuple[str, ...] = ()
+    ) -> CompiledExpression | None:
         if source is None:
             return None
         try:
-            compiled = compile_jq(source)
+            compiled = compile_jq(source, variables)
         except WorkloadMapError as exc:
             raise self.fail(component, location, f"invalid jq {source!r}: {exc}") from exc
         except Exception as exc:  # the engine must not leak raw errors; report them as ours
@@ -441,6 +456,18 @@ class _Compiler:
                 )
             gang[group.name] = tuple(members)
             pod_groups.append(CompiledPodGroup(group.name, tuple(members)))
+        gang_expressions = None
+        if gs is not None and gs.expressions is not None:
+            ge = gs.expressions
+            loc = "optimizationInstructions.gangScheduling.expressions"
+            gang_expressions = CompiledGangExpressions(
+                **{
+                    name: self.expr(
+                        None, f"{loc}.{info.alias or name}", getattr(ge, name), GANG_EXPRESSION_VARIABLES
+                    )
+                    for name, info in type(ge).model_fields.items()
+                }
+            )
         return CompiledDefinition(
             karta=karta,
             name=karta.name,
@@ -448,6 +475,7 @@ class _Compiler:
             root_name=root.name,
             gang_members=MappingProxyType(gang),
             pod_groups=tuple(pod_groups),
+            gang_expressions=gang_expressions,
         )
 
 

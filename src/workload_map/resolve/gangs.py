@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -47,6 +47,7 @@ from workload_map.resolve.compiled import (
     as_compiled,
 )
 from workload_map.resolve.extract import instance_ids, scales_by_id
+from workload_map.resolve.gang_expressions import GangOverrides, evaluate_gang_expressions
 from workload_map.resolve.resources import EMPTY_TOTALS, ResourceTotals, sum_totals
 
 POD_GROUP_ANNOTATION = "pod-group-name"
@@ -349,19 +350,23 @@ def _topology_dict(t: Topology | None) -> dict[str, str] | None:
 
 @dataclass(frozen=True)
 class SubGroupPlan:
-    """One PodGroup subgroup: ``name`` is the component name; ``parent`` is always ``None``
-    (KAI's Karta subgroups are flat); ``pod_is_member`` says whether the grouped pod belongs."""
+    """One PodGroup subgroup: ``name`` is the component name (or what ``gangScheduling.
+    expressions.subGroups`` gave); ``parent`` is ``None`` for KAI's flat Karta subgroups;
+    ``min_sub_group`` replaces ``min_member`` when set (they are exclusive, as in the CRD);
+    ``pod_is_member`` says whether the grouped pod belongs."""
 
     name: str
     min_member: int
     topology: Topology | None = None
     parent: str | None = None
     pod_is_member: bool = False
+    min_sub_group: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "minMember": self.min_member,
+            "minMember": None if self.min_sub_group is not None else self.min_member,
+            "minSubGroup": self.min_sub_group,
             "parent": self.parent,
             "topologyConstraint": _topology_dict(self.topology),
             "podIsMember": self.pod_is_member,
@@ -458,11 +463,92 @@ def group_pod(
     s = _summary(definition)
     gs = s.definition.karta.spec.optimization_instructions.gang_scheduling
     if gs is not None and gs.pod_group is not None:
-        return _v2(s, top_owner, pod)
-    if gs is not None and gs.pod_groups:
-        return _alpha(s, top_owner, pod)
+        plan = _v2(s, top_owner, pod)
+    elif gs is not None and gs.pod_groups:
+        plan = _alpha(s, top_owner, pod)
+    else:
+        plan = default_plan(top_owner)
+    if plan.topology is None:
+        # KAI's default grouper, under every Karta format: the top owner's topology annotations.
+        plan = replace(plan, topology=owner_topology(top_owner))
+    compiled = s.definition.gang_expressions
+    if compiled is not None:
+        plan = _overridden(plan, evaluate_gang_expressions(compiled, top_owner, pod))
+    return plan
+
+
+def default_plan(top_owner: Mapping[str, Any]) -> PodGroupPlan:
+    """KAI's default grouper: ``pg-<name>-<uid>`` of the top owner, minMember 1, the top owner's
+    topology annotations. What KAI does for a type no Karta definition covers exactly."""
     return PodGroupPlan(
-        name=f"pg-{_meta(top_owner, 'name')}-{_meta(top_owner, 'uid')}", format="default", min_available=1
+        name=f"pg-{_meta(top_owner, 'name')}-{_meta(top_owner, 'uid')}",
+        format="default",
+        min_available=1,
+        topology=owner_topology(top_owner),
+    )
+
+
+TOPOLOGY_ANNOTATION = "kai.scheduler/topology"
+TOPOLOGY_REQUIRED_ANNOTATION = "kai.scheduler/topology-required-placement"
+TOPOLOGY_PREFERRED_ANNOTATION = "kai.scheduler/topology-preferred-placement"
+
+
+def owner_topology(top_owner: Mapping[str, Any]) -> Topology | None:
+    """The topology constraint KAI's default grouper reads from the top owner's annotations
+    (``None`` when none of the three is set)."""
+    meta = top_owner.get("metadata")
+    ann = meta.get("annotations") if isinstance(meta, Mapping) else None
+    if not isinstance(ann, Mapping):
+        return None
+
+    def text(key: str) -> str:
+        value = ann.get(key)
+        return value if isinstance(value, str) else ""
+
+    name = text(TOPOLOGY_ANNOTATION)
+    required = text(TOPOLOGY_REQUIRED_ANNOTATION)
+    preferred = text(TOPOLOGY_PREFERRED_ANNOTATION)
+    if not (name or required or preferred):
+        return None
+    return Topology(topology_name=name, required_topology_level=required, preferred_topology_level=preferred)
+
+
+def _overridden(plan: PodGroupPlan, o: GangOverrides) -> PodGroupPlan:
+    """``plan`` with what the gang expressions set."""
+    if o.name is not None:
+        plan = replace(plan, name=_checked_name(o.name))
+    if o.min_member is not None:
+        plan = replace(plan, min_available=o.min_member)
+    if o.min_sub_group is not None:
+        plan = replace(plan, min_sub_group=o.min_sub_group)
+    subs = plan.sub_groups
+    if o.sub_groups is not None:
+        subs = tuple(
+            SubGroupPlan(
+                name=sg.name,
+                min_member=sg.min_member or 0,
+                topology=_topology_of(sg.topology),
+                parent=sg.parent,
+                min_sub_group=sg.min_sub_group,
+            )
+            for sg in o.sub_groups
+        )
+    if o.pod_sub_group is not None:
+        if o.pod_sub_group not in {sg.name for sg in subs}:
+            raise GangError(
+                f"podSubGroup: the pod's subgroup {o.pod_sub_group!r} is not one of the subgroups"
+            )
+        subs = tuple(replace(sg, pod_is_member=sg.name == o.pod_sub_group) for sg in subs)
+    return replace(plan, sub_groups=subs)
+
+
+def _topology_of(t: Mapping[str, str] | None) -> Topology | None:
+    if not t:
+        return None
+    return Topology(
+        topology_name=t.get("topology", ""),
+        required_topology_level=t.get("requiredTopologyLevel", ""),
+        preferred_topology_level=t.get("preferredTopologyLevel", ""),
     )
 
 
@@ -521,6 +607,9 @@ def _alpha(s: StructureSummary, top_owner: Mapping[str, Any], pod: Mapping[str, 
 __all__ = [
     "POD_GROUP_ANNOTATION",
     "SUBGROUP_LABEL",
+    "TOPOLOGY_ANNOTATION",
+    "TOPOLOGY_PREFERRED_ANNOTATION",
+    "TOPOLOGY_REQUIRED_ANNOTATION",
     "Candidate",
     "EffectiveMember",
     "GangError",
@@ -529,12 +618,14 @@ __all__ = [
     "StructureSummary",
     "SubGroupPlan",
     "SubtreeSize",
+    "default_plan",
     "effective_member",
     "group_keys",
     "group_pod",
     "has_gang_instructions",
     "infer_pod_component",
     "infer_pod_instance",
+    "owner_topology",
     "subtree_scale",
     "subtree_size",
 ]

@@ -383,8 +383,7 @@ class Api:
     # gangs and placement
     def pod_group(self, request: Request) -> JSON:
         from workload_map.cluster.owners import make_owner_lookup
-        from workload_map.live import definitions_for, pod_group_document, top_owner
-        from workload_map.resolve.gangs import group_pod
+        from workload_map.live import kai_pod_group, pod_group_document
 
         user = self.user(request)
         ns, pod = request.path_params["namespace"], request.path_params["name"]
@@ -396,39 +395,24 @@ class Api:
             raise HttpError(404, "not_found", f'Pod "{pod}" not found in namespace {ns}') from exc
         except ClusterError as exc:
             raise from_cluster_error(exc, f"get pod {ns}/{pod}") from exc
-        lookup = make_owner_lookup(client, self.state.discovery)
+        owners = make_owner_lookup(client, self.state.discovery)
 
-        def failed(ref: Mapping[str, Any], exc: Exception) -> None:
-            if isinstance(exc, ClusterError):
-                raise from_cluster_error(exc, f"get {ref.get('kind')} {ref.get('name')}") from exc
+        def lookup(namespace: str, api_version: str, kind: str, name: str) -> Mapping[str, Any] | None:
+            # The owner walk reads with the server's identity: the caller must be allowed too.
+            res = self.state.discovery.resource_for_kind(api_version, kind)
+            if res is not None:
+                self.authz.require(
+                    user, "get", group=res.group, resource=res.name, namespace=namespace, name=name
+                )
+            return owners(namespace, api_version, kind, name)
 
-        top = top_owner(pod_obj, lookup, on_error=failed)
-        if top is None:
-            raise HttpError(
-                422, "unprocessable", f'Pod "{pod}" has no controller owner, so no workload defines its gang'
-            )
-        kind = str(top.get("kind"))
-        res = self.state.discovery.resource_for_kind(str(top.get("apiVersion")), kind)
-        top_meta = top.get("metadata") or {}
-        if res is not None:
-            self.authz.require(
-                user, "get", group=res.group, resource=res.name, namespace=ns, name=str(top_meta.get("name"))
-            )
-        found, gvk_text = definitions_for(self.state.definitions(), top)
-        if len(found) != 1:
-            raise HttpError(
-                404,
-                "no_definition_for_type",
-                f"no single Karta definition covers the pod's workload type {gvk_text}",
-                "Register one with POST /api/v1/workload-types.",
-                gvk=gvk_text,
-            )
-        entry = found[0]
         try:
-            plan = group_pod(entry.karta, top, pod_obj)
+            answer = kai_pod_group(pod_obj, lookup, self.state.definitions())
+        except ClusterError as exc:
+            raise from_cluster_error(exc, f"owners of pod {ns}/{pod}") from exc
         except WorkloadMapError as exc:
             raise HttpError(422, "unprocessable", f'group Pod "{pod}": {exc}') from exc
-        return JSON(pod_group_document(pod, ns, top, entry, plan))
+        return JSON(pod_group_document(answer))
 
     async def placement(self, request: Request) -> Response:
         from starlette.concurrency import run_in_threadpool

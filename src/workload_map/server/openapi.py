@@ -260,7 +260,7 @@ def _schemas() -> dict[str, Schema]:
     }
     s["PodGroup"] = {
         "type": "object",
-        "required": ["pod", "namespace", "topOwner", "definition", "origin", "podGroup"],
+        "required": ["pod", "namespace", "topOwner", "definition", "origin", "podGroup", "object"],
         "properties": {
             "pod": {"type": "string"},
             "namespace": {"type": "string"},
@@ -273,11 +273,19 @@ def _schemas() -> dict[str, Schema]:
                     "uid": {"type": "string"},
                 },
             },
-            "definition": {"type": "string"},
-            "origin": {"enum": ["catalog", "cluster", "local"]},
+            "definition": {
+                "type": ["string", "null"],
+                "description": "The definition of the top owner's exact GVK; null: KAI's default grouper.",
+            },
+            "origin": {"enum": ["catalog", "cluster", "local", None]},
+            "object": {
+                "type": "object",
+                "description": "The scheduling.run.ai/v2alpha2 PodGroup KAI creates (wmap group -o json).",
+                "required": ["apiVersion", "kind", "metadata", "spec"],
+            },
             "podGroup": {
                 "type": "object",
-                "description": "KAI's PodGroup for the pod (wmap group -o json).",
+                "description": "How the gang was computed (wmap group's table).",
                 "required": ["name", "format", "minAvailable", "subGroups"],
                 "properties": {
                     "name": {"type": "string"},
@@ -595,8 +603,8 @@ def _paths() -> dict[str, Schema]:
                 "summary": "The PodGroup the gang rules give a pod (wmap group)",
                 "responses": _responses(
                     {"200": _ok("PodGroup")},
-                    ("404", "No such pod, or no definition covers its top owner."),
-                    ("422", "The pod has no controller owner, or the gang rules cannot be applied."),
+                    ("404", "No such pod."),
+                    ("422", "The owner chain cannot be followed, or the gang rules cannot be applied."),
                 ),
             },
         },

@@ -1,105 +1,206 @@
-"""``wmap group POD [-n NS]``: the PodGroup the definition's gang rules give a pod.
+"""``wmap group POD [-n NS] [-f OBJECTS]``: the PodGroup KAI Scheduler creates for a pod.
 
-The pod's top owner is found by climbing controller owner references (at most 6 levels); the
-definition covering the top owner's type then decides the group through
-:func:`workload_map.resolve.gangs.group_pod` (KAI Scheduler's Karta fallback).
+The answer is :func:`workload_map.live.kai_pod_group`: KAI's owner walk (first owner reference,
+then each owner's only one), the definition matching the top owner's group/version/kind exactly
+(else KAI's default grouper) and the whole ``scheduling.run.ai/v2alpha2`` PodGroup. ``-o yaml``
+and ``-o json`` print that object alone, ready for ``kubectl apply --dry-run=server``; the table
+adds how it was found. With ``-f`` the pod, its owners and any PriorityClasses come from a file
+(a ``kubectl get -o yaml`` List or YAML documents), so no cluster is needed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import click
 
+from workload_map.cli import exit_codes
 from workload_map.cli.common import Session, connection_options, output_option, resolve_output
-from workload_map.cli.errors import CommandError, NoDefinitionError, WorkloadNotFoundError
+from workload_map.cli.errors import CommandError, WorkloadNotFoundError
 from workload_map.cli.main import get_state
-from workload_map.live import definitions_for, pod_group_document, top_owner
 
 FORMATS = ("table", "json", "yaml")
+
+_Lookup = Callable[[str, str, str, str], Mapping[str, Any] | None]
 
 
 @click.command(
     "group",
-    short_help="Show the PodGroup the gang rules give a pod.",
+    short_help="Show the PodGroup KAI Scheduler creates for a pod.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.argument("pod", metavar="POD")
+@click.option(
+    "-f",
+    "--filename",
+    "filename",
+    metavar="FILE",
+    default=None,
+    help="Read the pod and its owners from FILE (a List or YAML documents; - for stdin); no cluster.",
+)
 @connection_options
 @output_option(FORMATS)
-def command(pod: str) -> None:
-    """Show the PodGroup (name, minMember, subgroups, topology) that the gang rules of the pod's
-    workload definition give POD, as KAI Scheduler's Karta fallback would create it."""
-    from workload_map.cluster.owners import make_owner_lookup
+def command(pod: str, filename: str | None) -> None:
+    """Show the PodGroup (name, queue, priority, minMember or minSubGroup, subgroups, topology)
+    that KAI Scheduler's pod-grouper creates for POD from the gang rules of its workload's
+    definition, or from KAI's default grouper when no definition covers the type exactly."""
     from workload_map.errors import ForbiddenError, NotFoundError, WorkloadMapError
-    from workload_map.resolve.gangs import group_pod
+    from workload_map.live import kai_pod_group
 
     state = get_state()
     session = Session(state)
     try:
         fmt = resolve_output(state, FORMATS)
-        ns = session.namespace()
-        client = session.client()
-        try:
-            pod_obj = client.get(f"/api/v1/namespaces/{ns}/pods/{pod}")
-        except NotFoundError as exc:
-            raise WorkloadNotFoundError(f'Pod "{pod}" not found in namespace {ns}') from exc
-        except ForbiddenError as exc:
-            raise CommandError(f"not allowed to read Pod: {exc}") from exc
-        lookup = make_owner_lookup(client, session.discovery())
+        if filename is not None:
+            ns = str(state.conn.get("namespace") or "")
+            pod_obj, lookup, exists = _from_file(filename, pod, ns)
+            defs = session.definitions(cluster=False)
+        else:
+            ns = session.namespace()
+            client = session.client()
+            try:
+                pod_obj = client.get(f"/api/v1/namespaces/{ns}/pods/{pod}")
+            except NotFoundError as exc:
+                raise WorkloadNotFoundError(f'Pod "{pod}" not found in namespace {ns}') from exc
+            except ForbiddenError as exc:
+                raise CommandError(f"not allowed to read Pod: {exc}") from exc
+            from workload_map.cluster.owners import make_owner_lookup
 
-        def forbidden(ref: Mapping[str, Any], exc: Exception) -> None:
-            if isinstance(exc, ForbiddenError):
-                raise CommandError(f"not allowed to read {ref.get('kind')} {ref.get('name')}: {exc}") from exc
-
-        top = top_owner(pod_obj, lookup, on_error=forbidden)
-        if top is None:
-            raise CommandError(f'Pod "{pod}" has no controller owner, so no workload defines its gang')
-        found, gvk_text = definitions_for(session.definitions(), top)
-        if not found:
-            raise NoDefinitionError(f"no Karta definition covers this workload type: {gvk_text}")
-        if len(found) > 1:
-            names = ", ".join(f'"{e.name}"' for e in found)
-            raise CommandError(f"{len(found)} Karta definitions claim {gvk_text}: {names}", 2)
-        entry = found[0]
+            lookup = make_owner_lookup(client, session.discovery())
+            exists = _live_priority_classes(client)
+            defs = session.definitions()
         try:
-            plan = group_pod(entry.karta, top, pod_obj)
+            answer = kai_pod_group(pod_obj, lookup, defs, priority_class_exists=exists)
         except WorkloadMapError as exc:
             raise CommandError(f'group Pod "{pod}": {exc}') from exc
-        kind = str(top.get("kind"))
-        top_meta = top.get("metadata") or {}
-        data = pod_group_document(pod, ns, top, entry, plan)
         if fmt in ("json", "yaml"):
             from workload_map.views.machine import dump
 
-            click.echo(dump(data, fmt), nl=False)
+            click.echo(dump(answer.object, fmt), nl=False)
             return
-        from workload_map.views.format import columns
-
-        rows = [
-            ["Pod:", f"{ns}/{pod}"],
-            ["Workload:", f"{kind}/{top_meta.get('name')}"],
-            ["Definition:", f"{entry.name} ({entry.origin})"],
-            ["PodGroup:", plan.name],
-            ["Format:", plan.format],
-            ["MinMember:", "-" if plan.min_member is None else str(plan.min_member)],
-        ]
-        if plan.min_sub_group is not None:
-            rows.append(["MinSubGroup:", str(plan.min_sub_group)])
-        if plan.component:
-            rows.append(
-                ["Component:", plan.component + (f" ({plan.instance_id})" if plan.instance_id else "")]
-            )
-        topo = data["podGroup"].get("topologyConstraint")
-        if topo:
-            rows.append(["Topology:", ", ".join(f"{k}={v}" for k, v in topo.items() if v)])
-        lines = columns(rows, pads=1)
-        if plan.sub_groups:
-            lines += ["", "SubGroups:"]
-            sub = [["NAME", "MIN-MEMBER", "POD-IS-MEMBER"]]
-            sub += [[s.name, str(s.min_member), "yes" if s.pod_is_member else "no"] for s in plan.sub_groups]
-            lines += columns(sub)
-        click.echo("\n".join(lines))
+        click.echo(_table(answer))
     finally:
         session.close()
+
+
+def _from_file(
+    path: str, pod: str, namespace: str
+) -> tuple[Mapping[str, Any], _Lookup, Callable[[str], bool]]:
+    """The pod named ``pod`` (in ``namespace`` when given), an owner lookup over the file's
+    objects and a PriorityClass check (every name exists when the file lists none)."""
+    from workload_map.cli.live import read_objects
+    from workload_map.live import split_api_version
+
+    objects = read_objects(path)
+
+    def meta(o: Mapping[str, Any]) -> Mapping[str, Any]:
+        m = o.get("metadata")
+        return m if isinstance(m, Mapping) else {}
+
+    pods = [
+        o
+        for o in objects
+        if o.get("kind") == "Pod"
+        and meta(o).get("name") == pod
+        and (not namespace or meta(o).get("namespace", "") in (namespace, ""))
+    ]
+    if not pods:
+        where = f" in namespace {namespace}" if namespace else ""
+        raise WorkloadNotFoundError(f'Pod "{pod}" not found{where} in {path}')
+    if len(pods) > 1:
+        raise CommandError(
+            f'{path} holds {len(pods)} Pods named "{pod}"; choose one with -n', exit_codes.AMBIGUOUS
+        )
+    by_key: dict[tuple[str, str, str, str], Mapping[str, Any]] = {}
+    for o in objects:
+        group, _ = split_api_version(str(o.get("apiVersion") or ""))
+        key = (str(meta(o).get("namespace") or ""), group, str(o.get("kind")), str(meta(o).get("name")))
+        by_key.setdefault(key, o)
+
+    def lookup(ns: str, api_version: str, kind: str, name: str) -> Mapping[str, Any] | None:
+        # Matched by group, not version: a List holds each object at the version kubectl chose.
+        group, _ = split_api_version(api_version)
+        return by_key.get((ns, group, kind, name))
+
+    classes = {
+        str(meta(o).get("name"))
+        for o in objects
+        if o.get("kind") == "PriorityClass" and str(o.get("apiVersion", "")).startswith("scheduling.k8s.io/")
+    }
+
+    def exists(name: str) -> bool:
+        return not classes or name in classes
+
+    return pods[0], lookup, exists
+
+
+def _live_priority_classes(client: Any) -> Callable[[str], bool]:
+    """KAI keeps a pod's priority class only if the PriorityClass exists; one GET per name.
+    A forbidden read counts as existing (the name is what the user asked for)."""
+    from workload_map.errors import ForbiddenError, NotFoundError
+
+    cache: dict[str, bool] = {}
+
+    def exists(name: str) -> bool:
+        if name not in cache:
+            try:
+                client.get(f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}")
+                cache[name] = True
+            except NotFoundError:
+                cache[name] = False
+            except ForbiddenError:
+                cache[name] = True
+        return cache[name]
+
+    return exists
+
+
+def _table(answer: Any) -> str:
+    from workload_map.views.format import columns
+
+    plan, obj = answer.plan, answer.object
+    pod_meta = answer.pod.get("metadata") or {}
+    top_meta = answer.top.get("metadata") or {}
+    spec = obj["spec"]
+    definition = (
+        f"{answer.entry.name} ({answer.entry.origin})"
+        if answer.entry is not None
+        else "none covers this type exactly: KAI's default grouper"
+    )
+    rows = [
+        ["Pod:", f"{pod_meta.get('namespace')}/{pod_meta.get('name')}"],
+        ["Top owner:", f"{answer.top.get('kind')}/{top_meta.get('name')}"],
+        ["Definition:", definition],
+        ["PodGroup:", plan.name],
+        ["Format:", plan.format],
+        ["Queue:", spec["queue"]],
+        ["PriorityClass:", spec["priorityClassName"]],
+    ]
+    if "preemptibility" in spec:
+        rows.append(["Preemptibility:", spec["preemptibility"]])
+    if plan.min_sub_group is not None:
+        rows.append(["MinSubGroup:", str(plan.min_sub_group)])
+    else:
+        rows.append(["MinMember:", str(plan.min_available)])
+    if plan.component:
+        rows.append(["Component:", plan.component + (f" ({plan.instance_id})" if plan.instance_id else "")])
+    topo = spec.get("topologyConstraint")
+    if topo:
+        rows.append(["Topology:", ", ".join(f"{k}={v}" for k, v in topo.items() if v)])
+    lines = columns(rows, pads=1)
+    if plan.sub_groups:
+        lines += ["", "SubGroups:"]
+        sub = [["NAME", "PARENT", "MIN-MEMBER", "MIN-SUBGROUP", "POD-IS-MEMBER"]]
+        sub += [
+            [
+                s.name,
+                s.parent or "-",
+                "-" if s.min_sub_group is not None else str(s.min_member),
+                "-" if s.min_sub_group is None else str(s.min_sub_group),
+                "yes" if s.pod_is_member else "no",
+            ]
+            for s in plan.sub_groups
+        ]
+        lines += columns(sub)
+    return "\n".join(lines)

@@ -12,7 +12,6 @@ clean, 1 errors (warnings too with ``--strict``), 2 usage or unreadable input.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -20,6 +19,7 @@ import click
 from workload_map.cli import exit_codes
 from workload_map.cli.common import Session
 from workload_map.cli.errors import CommandError
+from workload_map.cli.live import read_objects
 from workload_map.cli.main import get_state
 
 
@@ -52,32 +52,6 @@ def _cluster_schemas(session: Session, gvks: list[tuple[str, str, str]]) -> Any:
                 f"cannot read CustomResourceDefinition {name}: {exc}", exit_codes.USAGE
             ) from exc
         out.add(crd_schemas(crd, f"cluster:{name}"))
-    return out
-
-
-def _read_objects(path: str) -> list[Mapping[str, Any]]:
-    from workload_map.errors import DefinitionError
-    from workload_map.model.loader import load_yaml_documents
-
-    try:
-        with open(path, encoding="utf-8") as fh:
-            docs = [d for d in load_yaml_documents(fh.read(), path) if d]
-    except (OSError, UnicodeDecodeError, DefinitionError) as exc:
-        raise CommandError(f"cannot read {path}: {exc}", exit_codes.USAGE) from exc
-    out: list[Mapping[str, Any]] = []
-    for d in docs:
-        if (
-            isinstance(d, Mapping)
-            and isinstance(d.get("items"), list)
-            and str(d.get("kind", "")).endswith("List")
-        ):
-            out.extend(i for i in d["items"] if isinstance(i, Mapping))
-        elif isinstance(d, Mapping) and "object" in d and "expect" in d and isinstance(d["object"], Mapping):
-            out.append(d["object"])  # a lifecycle fixture
-        elif isinstance(d, Mapping):
-            out.append(d)
-    if not out:
-        raise CommandError(f"{path} holds no object", exit_codes.USAGE)
     return out
 
 
@@ -150,7 +124,7 @@ def command(
         if not result.definitions:
             raise CommandError(f"{definition} holds no Karta definition", exit_codes.USAGE)
         loaded = list(result.definitions)
-    manifests = [o for path in objects for o in _read_objects(path)]
+    manifests = [o for path in objects for o in read_objects(path)]
 
     if from_cluster:
         if kubeconfig:
