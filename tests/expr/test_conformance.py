@@ -487,6 +487,9 @@ FEATURES = [
     "[path(reduce empty as $x (.a; .b)), path(foreach (1, 2) as $x (.a; .))]",
     "[path(nth(1; .a, .b)), path(limit(1; .a, .b)), path(.a // .b)]",
     "def ps(f): [path(f)]; ps(.a, .b[0])",
+    # error() as the right side of // in path mode once compiled to an empty Python block.
+    '[path(.a // error("missing"))]',
+    '.a // error("missing a")',
 ]
 
 CASES = CATALOG + FEATURES

@@ -1945,7 +1945,9 @@ class Gen:
         if key == ("empty", 0):
             return ["pass"]
         if node.name == "error":
-            return self.stream(node, inp, env, lambda v: [])
+            # The stream's value is the raising call itself: evaluate it as a statement (an
+            # empty continuation left nothing to run, and an empty block that did not compile).
+            return self.stream(node, inp, env, lambda v: [v])
         if key == ("select", 1):
             return self.stream(
                 args[0],

@@ -14,6 +14,13 @@
   component (for the pod's instance when that component is the pod's own). Note KAI's caveat:
   pods of different members of one group can compute different sizes for the same name.
 * no gang instructions: the default grouper, ``pg-<topOwnerName>-<topOwnerUID>`` and 1.
+* ``expressions`` (workload-map extension, wins over both formats): what KAI's native groupers
+  do, the default grouper's PodGroup with the fields the expressions yield replaced
+  (:mod:`workload_map.resolve.gang_expressions`); format ``expressions``. The formats stay in
+  the definition for KAI's Karta plugin, which does not read the extension.
+
+Except with ``expressions`` (which decide topology themselves), a plan without a definition
+topology takes the top owner's ``kai.scheduler/topology*`` annotations, as KAI's default grouper.
 
 Names are not lowercased or truncated (KAI does neither); a name that is not a DNS-1123
 subdomain is an error. Only :class:`~workload_map.errors.WorkloadMapError` subclasses escape
@@ -42,12 +49,13 @@ from workload_map.resolve._support import compile_jq
 from workload_map.resolve.compiled import (
     CompiledDefinition,
     CompiledExpression,
+    CompiledGangExpressions,
     CompiledGangMember,
     Definition,
     as_compiled,
 )
 from workload_map.resolve.extract import instance_ids, scales_by_id
-from workload_map.resolve.gang_expressions import GangOverrides, evaluate_gang_expressions
+from workload_map.resolve.gang_expressions import evaluate_gang_expressions
 from workload_map.resolve.resources import EMPTY_TOTALS, ResourceTotals, sum_totals
 
 POD_GROUP_ANNOTATION = "pod-group-name"
@@ -373,7 +381,7 @@ class SubGroupPlan:
         }
 
 
-GangFormat = Literal["podGroup", "podGroups", "default"]
+GangFormat = Literal["podGroup", "podGroups", "default", "expressions"]
 
 
 @dataclass(frozen=True)
@@ -462,6 +470,10 @@ def group_pod(
         raise GangError("top owner and pod must be JSON objects")
     s = _summary(definition)
     gs = s.definition.karta.spec.optimization_instructions.gang_scheduling
+    compiled = s.definition.gang_expressions
+    if compiled is not None:
+        # Like KAI's native groupers: the default grouper's PodGroup, fields replaced.
+        return _overridden(replace(default_plan(top_owner), format="expressions"), top_owner, pod, compiled)
     if gs is not None and gs.pod_group is not None:
         plan = _v2(s, top_owner, pod)
     elif gs is not None and gs.pod_groups:
@@ -471,9 +483,6 @@ def group_pod(
     if plan.topology is None:
         # KAI's default grouper, under every Karta format: the top owner's topology annotations.
         plan = replace(plan, topology=owner_topology(top_owner))
-    compiled = s.definition.gang_expressions
-    if compiled is not None:
-        plan = _overridden(plan, evaluate_gang_expressions(compiled, top_owner, pod))
     return plan
 
 
@@ -513,8 +522,11 @@ def owner_topology(top_owner: Mapping[str, Any]) -> Topology | None:
     return Topology(topology_name=name, required_topology_level=required, preferred_topology_level=preferred)
 
 
-def _overridden(plan: PodGroupPlan, o: GangOverrides) -> PodGroupPlan:
+def _overridden(
+    plan: PodGroupPlan, top_owner: Mapping[str, Any], pod: Mapping[str, Any], compiled: CompiledGangExpressions
+) -> PodGroupPlan:
     """``plan`` with what the gang expressions set."""
+    o = evaluate_gang_expressions(compiled, top_owner, pod)
     if o.name is not None:
         plan = replace(plan, name=_checked_name(o.name))
     if o.min_member is not None:
