@@ -75,5 +75,11 @@ def test_the_table_covers_every_native_plugin_the_catalog_shares() -> None:
         ("kubeflow.org", "XGBoostJob"),
         ("kubeflow.org", "JAXJob"),
         ("kubeflow.org", "MPIJob"),
+        ("jobset.x-k8s.io", "JobSet"),
+        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
+        ("ray.io", "RayCluster"),
+        ("ray.io", "RayJob"),
+        ("ray.io", "RayService"),
+        ("batch", "Job"),
     ]:
         assert needed in kinds, needed
