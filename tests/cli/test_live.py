@@ -411,9 +411,9 @@ def test_group_pod(kube: KubeTestClient, namespace: str, kc: str) -> None:
     kube.make_pod("g-worker-0", namespace, owner=pt, labels={"training.kubeflow.org/replica-type": "worker"})
     rc, out, err = wmap("group", "g-worker-0", "-o", "json", "--kubeconfig", kc)
     assert rc == 0, err
-    data = orjson.loads(out)
-    assert data["podGroup"]["name"] == f"pg-{pt['metadata']['uid']}-job"
-    assert data["podGroup"]["minMember"] == 3 and data["topOwner"]["kind"] == "PyTorchJob"
+    data = orjson.loads(out)  # the PodGroup object KAI creates
+    assert data["kind"] == "PodGroup" and data["metadata"]["name"] == f"pg-{pt['metadata']['uid']}-job"
+    assert data["spec"]["minMember"] == 3 and data["metadata"]["ownerReferences"][0]["kind"] == "PyTorchJob"
     rc, out, _ = wmap("group", "g-worker-0", "--kubeconfig", kc)
     assert f"pg-{pt['metadata']['uid']}-job" in out and "MinMember:" in out
     rc, _, err = wmap("group", "nope", "--kubeconfig", kc)

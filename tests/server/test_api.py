@@ -39,7 +39,8 @@ def seed(
     js = kube.set_status(js, RUNNING_JOBSET_STATUS)
     if pods:
         replicas = ((f"{name}-leader-0", "leader", "n1"), (f"{name}-workers-0", "workers", "n1"))
-        jobset_name = {"jobset.sigs.k8s.io/jobset-name": name}
+        # Labels the JobSet controller sets on every pod (framework-shapes.md, JobSet labels).
+        jobset_name = {"jobset.sigs.k8s.io/jobset-name": name, "jobset.sigs.k8s.io/job-index": "0"}
         role_pods(kube, js, ROLE, replicas, labels=jobset_name, gpus=4, cpu="4", memory="16Gi")
     return js
 
@@ -340,6 +341,7 @@ def test_placement_and_podgroup(
     pg = r.json()
     assert pg["topOwner"]["kind"] == "JobSet" and pg["topOwner"]["name"] == "gang"
     assert pg["podGroup"]["name"] and pg["podGroup"]["minAvailable"] >= 1
+    assert pg["object"]["kind"] == "PodGroup" and pg["object"]["metadata"]["name"] == pg["podGroup"]["name"]
     nob = ro.get(f"/api/v1/namespaces/{namespace}/pods/gang-workers-0/podgroup", headers=bearer("nobody"))
     assert nob.status_code == 403
 
