@@ -59,7 +59,9 @@ def test_gangs_match(path: Path) -> None:
         oi = karta.spec.optimization_instructions.model_copy(
             update={"gang_scheduling": gs.model_copy(update={"expressions": None})}
         )
-        karta = karta.model_copy(update={"spec": karta.spec.model_copy(update={"optimization_instructions": oi})})
+        karta = karta.model_copy(
+            update={"spec": karta.spec.model_copy(update={"optimization_instructions": oi})}
+        )
     for gang in data["expect"].get("gangs") or ():
         plan = group_pod(karta, obj, gang["pod"])
         assert plan.name == f"pg-{obj['metadata']['uid']}-{gang['name_suffix']}"

@@ -36,7 +36,9 @@ def _pod_template(labels: dict[str, str]) -> dict[str, Any]:
     return {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "main", "image": "vllm:1"}]}}
 
 
-def _statefulset(name: str, namespace: str, owner: dict[str, Any], replicas: int, labels: dict[str, str]) -> Any:
+def _statefulset(
+    name: str, namespace: str, owner: dict[str, Any], replicas: int, labels: dict[str, str]
+) -> Any:
     return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
@@ -69,11 +71,17 @@ def _lws_chain(kube: KubeTestClient, namespace: str, size: int = 4) -> tuple[dic
     leader_sts = kube.create(_statefulset(name, namespace, lws, 1, base))
     group = {**base, "leaderworkerset.sigs.k8s.io/group-index": "0"}
     leader = kube.make_pod(
-        f"{name}-0", namespace, owner=leader_sts, labels={**group, "leaderworkerset.sigs.k8s.io/worker-index": "0"}
+        f"{name}-0",
+        namespace,
+        owner=leader_sts,
+        labels={**group, "leaderworkerset.sigs.k8s.io/worker-index": "0"},
     )
     worker_sts = kube.create(_statefulset(f"{name}-0", namespace, leader, size - 1, group))
     worker = kube.make_pod(
-        f"{name}-0-1", namespace, owner=worker_sts, labels={**group, "leaderworkerset.sigs.k8s.io/worker-index": "1"}
+        f"{name}-0-1",
+        namespace,
+        owner=worker_sts,
+        labels={**group, "leaderworkerset.sigs.k8s.io/worker-index": "1"},
     )
     return lws, leader_sts, leader, worker_sts, worker
 
@@ -82,7 +90,10 @@ def _dry_run(kube: KubeTestClient, namespace: str, pg: dict[str, Any]) -> None:
     plural, _ = kube.plural_for("scheduling.run.ai/v2alpha2", "PodGroup")
     assert plural == "podgroups"
     r = kube.raw(
-        "POST", f"/apis/scheduling.run.ai/v2alpha2/namespaces/{namespace}/podgroups", pg, params={"dryRun": "All"}
+        "POST",
+        f"/apis/scheduling.run.ai/v2alpha2/namespaces/{namespace}/podgroups",
+        pg,
+        params={"dryRun": "All"},
     )
     assert r.status_code == 201, r.text
 
@@ -102,7 +113,10 @@ def test_lws_worker_pod_climbs_the_real_chain(kube: KubeTestClient, namespace: s
     assert "kai.scheduler/top-owner-metadata" in pg["metadata"]["annotations"]
     assert pg["spec"]["queue"] == "team-a" and pg["spec"]["priorityClassName"] == "train"
     assert pg["spec"]["minMember"] == 4
-    assert pg["spec"]["subGroups"] == [{"name": "leader", "minMember": 1}, {"name": "workers", "minMember": 3}]
+    assert pg["spec"]["subGroups"] == [
+        {"name": "leader", "minMember": 1},
+        {"name": "workers", "minMember": 3},
+    ]
     _dry_run(kube, namespace, pg)  # KAI's own CRD accepts it
     rc, out, _ = wmap("group", worker["metadata"]["name"], "--kubeconfig", kc)
     assert rc == 0 and "LeaderWorkerSet/vllm" in out and "workers" in out and "yes" in out
@@ -151,7 +165,9 @@ def test_pod_without_owner_is_its_own_top_owner(kube: KubeTestClient, namespace:
 
 def test_an_owner_with_two_owners_is_an_error(kube: KubeTestClient, namespace: str, kc: str) -> None:
     lws, leader_sts, *_ = _lws_chain(kube, namespace, size=2)
-    other = kube.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": namespace}})
+    other = kube.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": namespace}}
+    )
     cm = kube.create(
         {
             "apiVersion": "v1",
@@ -159,7 +175,10 @@ def test_an_owner_with_two_owners_is_an_error(kube: KubeTestClient, namespace: s
             "metadata": {
                 "name": "two-owners",
                 "namespace": namespace,
-                "ownerReferences": [owner_reference(lws, controller=False), owner_reference(other, controller=False)],
+                "ownerReferences": [
+                    owner_reference(lws, controller=False),
+                    owner_reference(other, controller=False),
+                ],
             },
         }
     )

@@ -19,7 +19,8 @@ from workload_map.catalog import get_definition
 from workload_map.errors import WorkloadMapError
 from workload_map.resolve.gangs import PodGroupPlan, default_plan, group_pod
 
-CASES: list[dict[str, Any]] = yaml.safe_load((Path(__file__).with_name("kai-parity.yaml")).read_text())["cases"]
+DATA = Path(__file__).with_name("kai-parity.yaml")
+CASES: list[dict[str, Any]] = yaml.safe_load(DATA.read_text())["cases"]
 
 
 def _plan(case: dict[str, Any]) -> PodGroupPlan:

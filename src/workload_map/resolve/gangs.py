@@ -523,7 +523,10 @@ def owner_topology(top_owner: Mapping[str, Any]) -> Topology | None:
 
 
 def _overridden(
-    plan: PodGroupPlan, top_owner: Mapping[str, Any], pod: Mapping[str, Any], compiled: CompiledGangExpressions
+    plan: PodGroupPlan,
+    top_owner: Mapping[str, Any],
+    pod: Mapping[str, Any],
+    compiled: CompiledGangExpressions,
 ) -> PodGroupPlan:
     """``plan`` with what the gang expressions set."""
     o = evaluate_gang_expressions(compiled, top_owner, pod)

@@ -1,0 +1,118 @@
+"""``gangScheduling.expressions``: every result is checked before it is used, and a definition
+without the extension keeps its old meaning."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workload_map.errors import WorkloadMapError
+from workload_map.model.definition import Karta
+from workload_map.model.loader import load_definitions_text
+from workload_map.model.validator import validate_definition
+from workload_map.resolve.gangs import group_pod
+
+OWNER = {"apiVersion": "example.com/v1", "kind": "W", "metadata": {"name": "w", "uid": "u"}, "spec": {"n": 3}}
+POD = {"metadata": {"name": "p", "labels": {"role": "a"}}}
+
+
+def _karta(**expressions: str) -> Karta:
+    lines = "".join(f"        {k}: {json.dumps(v)}\n" for k, v in expressions.items())
+    text = f"""apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {{name: w}}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: w
+      kind: {{group: example.com, version: v1, kind: W}}
+      specDefinition: {{podTemplateSpecPath: .spec.template}}
+  optimizationInstructions:
+    gangScheduling:
+      expressions:
+{lines}"""
+    return _load(text)
+
+
+def _load(text: str) -> Karta:
+    return load_definitions_text(text, name="w.yaml").definitions[0].karta
+
+
+def test_values_replace_the_default_grouper() -> None:
+    k = _karta(
+        minSubGroup=".spec.n - 1",
+        subGroups=(
+            '[{name: "a", minMember: .spec.n}, {name: "b", minSubGroup: 1},'
+            ' {name: "c", parent: "b", minMember: 0}]'
+        ),
+        podSubGroup="$pod.metadata.labels.role",
+    )
+    plan = group_pod(k, OWNER, POD)
+    assert plan.name == "pg-w-u" and plan.format == "expressions"
+    assert plan.min_sub_group == 2 and plan.min_member is None
+    assert [(s.name, s.parent, s.min_member, s.min_sub_group, s.pod_is_member) for s in plan.sub_groups] == [
+        ("a", None, 3, None, True),
+        ("b", None, 0, 1, False),
+        ("c", "b", 0, None, False),
+    ]
+
+
+def test_null_keeps_the_default() -> None:
+    plan = group_pod(_karta(minMember="null", name="null"), OWNER, POD)
+    assert plan.name == "pg-w-u" and plan.min_member == 1
+
+
+@pytest.mark.parametrize(
+    ("field", "source", "message"),
+    [
+        ("minMember", '"3"', "expected an integer"),
+        ("minMember", "-1", "out of range"),
+        ("minMember", "2147483648", "out of range"),
+        ("minMember", "1, 2", "yielded 2 values"),
+        ("name", '"Not_A_Name"', "DNS-1123"),
+        ("subGroups", "{}", "expected an array"),
+        ("subGroups", '[{name: "a"}, {name: "a"}]', "duplicate subgroup"),
+        ("subGroups", '[{name: "a", parent: "x"}]', "no subgroup named"),
+        ("subGroups", '[{name: "a", parent: "b"}, {name: "b", parent: "a"}]', "cycle"),
+        ("subGroups", '[{name: "a", minMember: 1, minSubGroup: 1}]', "mutually exclusive"),
+        ("subGroups", '[{name: "a", typo: 1}]', "unknown keys typo"),
+        ("subGroups", '[{name: "UPPER"}]', "DNS-1123 label"),
+        ("subGroups", '"x" * 10001 | explode | map({name: "s\\(.)"})', "at most 10000"),
+        ("podSubGroup", '"nope"', "not one of the subgroups"),
+        ("minMember", 'error("boom")', "boom"),
+    ],
+)
+def test_bad_results_are_errors_naming_the_field(field: str, source: str, message: str) -> None:
+    with pytest.raises(WorkloadMapError) as info:
+        group_pod(_karta(**{field: source}), OWNER, POD)
+    assert message in str(info.value)
+    if "failed to evaluate" in str(info.value) or field != "podSubGroup":
+        assert field in str(info.value) or message == "DNS-1123"
+
+
+def test_a_long_parent_chain_is_checked_in_linear_time() -> None:
+    chain = (
+        '"x" * 10000 | explode | keys'
+        ' | map({name: "s\\(.)", parent: (if . > 0 then "s\\(. - 1)" else null end)})'
+    )
+    plan = group_pod(_karta(subGroups=chain), OWNER, POD)
+    assert len(plan.sub_groups) == 10000 and plan.sub_groups[-1].parent == "s9998"
+
+
+def test_pod_is_only_visible_to_the_extension() -> None:
+    k = _karta(minMember="$pod.spec.x // 1")
+    assert not [f for f in validate_definition(k) if "$pod" in f.message]
+    bad = _load(
+        """apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: w}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: w
+      kind: {group: example.com, version: v1, kind: W}
+      specDefinition: {podTemplateSpecPath: $pod.spec}
+"""
+    )
+    assert any("$pod" in f.message for f in validate_definition(bad))
