@@ -82,5 +82,8 @@ def test_the_table_covers_every_native_plugin_the_catalog_shares() -> None:
         ("ray.io", "RayJob"),
         ("ray.io", "RayService"),
         ("batch", "Job"),
+        ("serving.knative.dev", "Service"),
+        ("v1", "Pod"),
+        ("apps", "Deployment"),
     ]:
         assert needed in kinds, needed

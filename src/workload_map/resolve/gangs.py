@@ -457,6 +457,8 @@ def _checked_name(name: str) -> str:
 
 
 def has_gang_instructions(definition: Definition) -> bool:
+    """Whether the definition uses a Karta gang format (what KAI's Karta plugin reads; the
+    ``expressions`` extension alone does not count)."""
     gs = as_compiled(definition).karta.spec.optimization_instructions.gang_scheduling
     return gs is not None and (gs.pod_group is not None or bool(gs.pod_groups))
 
