@@ -199,6 +199,14 @@ def explanation(karta: Karta) -> dict[str, Any]:
                 for g in gs.pod_groups
             ],
         }
+    native: dict[str, str] | None = None
+    if gs is not None and gs.expressions is not None:
+        ge = gs.expressions
+        native = {
+            info.alias or name: value
+            for name, info in type(ge).model_fields.items()
+            if (value := getattr(ge, name)) is not None
+        }
     gvk = karta.root_gvk
     return {
         "name": karta.name,
@@ -207,6 +215,7 @@ def explanation(karta: Karta) -> dict[str, Any]:
         "status": status,
         "suspend": suspend,
         "gangScheduling": gangs,
+        "gangExpressions": native,
         "additionalChildKinds": [
             f"{k.api_version} {k.kind}" for k in karta.spec.structure_definition.additional_child_kinds
         ],
@@ -334,6 +343,12 @@ def render_explanation(ex: dict[str, Any]) -> str:
                     f'  group "{grp["name"]}": pods of {m["component"]} (and below); gang key {keys}'
                 )
                 lines += [f"    only pods where {f}" for f in m["filters"]]
+    if ex["gangExpressions"] is not None:
+        fields = ", ".join(ex["gangExpressions"]) or "none"
+        lines.append(
+            "KAI Scheduler (native plugin rules): the default grouper's PodGroup, with jq on the workload"
+            f" and the pod computing {fields} (wmap group shows the result)"
+        )
     if ex["additionalChildKinds"]:
         lines += ["", "Also owns: " + ", ".join(ex["additionalChildKinds"])]
     return "\n".join(lines) + "\n"
