@@ -1,6 +1,7 @@
-"""Helpers for live workloads shared by the CLI (``wmap describe``, ``wmap group``, ``wmap get``) and
-the HTTP server: owner references, the pod -> top owner climb, the definitions covering an object's
-type, pods indexed by workload, and the live ``describe`` view (workload + its pods).
+"""Answers about live workloads shared by the CLI (``wmap describe``, ``wmap group``) and the
+HTTP server: the definitions covering an object's type, the PodGroup KAI Scheduler creates for
+a pod, and the live ``describe`` view (workload + its pods). Owner references and the owner walk
+are :mod:`workload_map.kube`.
 
 Nothing here talks to the API directly: callers pass the objects they fetched and an owner
 ``lookup(namespace, api_version, kind, name) -> dict | None`` (e.g.
@@ -10,11 +11,22 @@ CLI error, an HTTP status).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workload_map.errors import WorkloadMapError
+from workload_map.kube.objects import (
+    controller_ref,
+    meta,
+    name_of,
+    namespace_of,
+    ref_key,
+    split_api_version,
+    uid_of,
+)
+from workload_map.kube.owners import OwnerChainError, kai_top_owner
+from workload_map.kube.owners import OwnerLookup as Lookup
 
 if TYPE_CHECKING:
     from workload_map.cluster.owners import OwnerLookup
@@ -24,125 +36,14 @@ if TYPE_CHECKING:
     from workload_map.views.model import DescribeView
 
 __all__ = [
-    "MAX_KAI_OWNER_DEPTH",
-    "MAX_OWNER_DEPTH",
     "DefinitionConflictError",
     "KaiPodGroup",
-    "Lookup",
     "OwnerChainError",
-    "controller_ref",
     "definitions_for",
     "describe_live",
-    "index_pods_by_workload",
     "kai_pod_group",
-    "kai_top_owner",
     "pod_group_document",
-    "split_api_version",
-    "top_owner",
 ]
-
-#: How many controller owner references are followed from a pod at most.
-MAX_OWNER_DEPTH = 6
-
-#: ``lookup(namespace, api_version, kind, name) -> object | None`` (``None``: no such owner).
-Lookup = Callable[[str, str, str, str], Mapping[str, Any] | None]
-
-
-def split_api_version(api_version: str) -> tuple[str, str]:
-    """``apps/v1`` -> ``("apps", "v1")``; ``v1`` -> ``("", "v1")``."""
-    group, _, version = api_version.rpartition("/")
-    return group, version
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    m = obj.get("metadata")
-    return m if isinstance(m, Mapping) else {}
-
-
-def controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The one owner reference with ``controller: true`` (``None`` if none or several)."""
-    refs = _meta(obj).get("ownerReferences")
-    if not isinstance(refs, list):
-        return None
-    ctrl = [r for r in refs if isinstance(r, Mapping) and r.get("controller") is True]
-    return ctrl[0] if len(ctrl) == 1 else None
-
-
-def top_owner(
-    obj: Mapping[str, Any],
-    lookup: Lookup,
-    *,
-    on_error: Callable[[Mapping[str, Any], Exception], None] | None = None,
-) -> Mapping[str, Any] | None:
-    """The last object reached by following controller references up from ``obj`` (at most
-    :data:`MAX_OWNER_DEPTH` levels, in ``obj``'s namespace); ``None`` when ``obj`` has no readable
-    controller. A failing ``lookup`` is passed to ``on_error(ref, exc)`` (which should raise the
-    caller's error); the exception is re-raised if it returns or there is none."""
-    ns = str(_meta(obj).get("namespace") or "")
-    top: Mapping[str, Any] | None = None
-    current = obj
-    for _ in range(MAX_OWNER_DEPTH):
-        ref = controller_ref(current)
-        if ref is None:
-            break
-        try:
-            owner = lookup(ns, str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name")))
-        except Exception as exc:
-            if on_error is not None:
-                on_error(ref, exc)
-            raise
-        if owner is None:
-            break
-        top = current = owner
-    return top
-
-
-class OwnerChainError(WorkloadMapError):
-    """The owner chain cannot be followed the way KAI's pod-grouper follows it."""
-
-
-#: How many owners :func:`kai_top_owner` follows at most (KAI has no limit; real chains are <= 6).
-MAX_KAI_OWNER_DEPTH = 16
-
-
-def kai_top_owner(pod: Mapping[str, Any], lookup: Lookup) -> Mapping[str, Any]:
-    """The top owner KAI Scheduler's pod-grouper finds for ``pod``: its *first* owner reference
-    (``controller`` not required), then each owner's only reference, until an owner has none.
-    A pod without owner references is its own top owner; an owner with several references, one
-    that does not exist or has another UID (recreated under the same name) is an
-    :class:`OwnerChainError`. A lookup the API forbids (:class:`~workload_map.errors.
-    ForbiddenError`) ends the walk at the last owner read, or the pod, as KAI does."""
-    from workload_map.errors import ForbiddenError
-
-    ns = str(_meta(pod).get("namespace") or "")
-    refs = _meta(pod).get("ownerReferences")
-    if not isinstance(refs, list) or not refs:
-        return pod
-    ref = refs[0]
-    last: Mapping[str, Any] = pod
-    for _ in range(MAX_KAI_OWNER_DEPTH):
-        if not isinstance(ref, Mapping):
-            raise OwnerChainError(f"{_describe(last)}: owner reference is not an object")
-        kind, name = str(ref.get("kind")), str(ref.get("name"))
-        try:
-            owner = lookup(ns, str(ref.get("apiVersion")), kind, name)
-        except ForbiddenError:
-            return last
-        if owner is None:
-            raise OwnerChainError(f"failed to find {kind}: <{ns}/{name}>, uid: <{ref.get('uid')}>")
-        if ref.get("uid") is not None and _meta(owner).get("uid") != ref.get("uid"):
-            raise OwnerChainError(f"owner {kind} {ns}/{name} with uid {ref.get('uid')} not found")
-        next_refs = _meta(owner).get("ownerReferences")
-        if not isinstance(next_refs, list) or not next_refs:
-            return owner
-        if len(next_refs) > 1:
-            raise OwnerChainError(f"found {kind} <{name} in namespace {ns}> with multiple owners")
-        last, ref = owner, next_refs[0]
-    raise OwnerChainError(f"{_describe(pod)}: owner chain longer than {MAX_KAI_OWNER_DEPTH}")
-
-
-def _describe(obj: Mapping[str, Any]) -> str:
-    return f"{obj.get('kind')} {_meta(obj).get('namespace')}/{_meta(obj).get('name')}"
 
 
 def definitions_for(defs: DefinitionSet, obj: Mapping[str, Any]) -> tuple[list[DefinitionEntry], str]:
@@ -202,8 +103,8 @@ def kai_pod_group(
 def pod_group_document(answer: KaiPodGroup) -> dict[str, Any]:
     """The REST answer (``GET .../pods/{name}/podgroup``): the pod, its top owner, the
     definition (``null``: KAI's default grouper), the plan and the PodGroup ``object``."""
-    top_meta = _meta(answer.top)
-    pod_meta = _meta(answer.pod)
+    top_meta = meta(answer.top)
+    pod_meta = meta(answer.pod)
     return {
         "pod": pod_meta.get("name"),
         "namespace": pod_meta.get("namespace"),
@@ -218,38 +119,6 @@ def pod_group_document(answer: KaiPodGroup) -> dict[str, Any]:
         "podGroup": answer.plan.to_dict(),
         "object": answer.object,
     }
-
-
-def index_pods_by_workload(
-    pods: Iterable[Mapping[str, Any]],
-    workload_uids: set[str],
-    lookup: Lookup | None,
-) -> dict[str, list[Mapping[str, Any]]]:
-    """Pods grouped by the workload (UID in ``workload_uids``) that owns them: any owner
-    reference with the UID at some level, following controller references (through ``lookup``,
-    at most 6 levels). Unreadable owners mean "not owned"."""
-    out: dict[str, list[Mapping[str, Any]]] = {}
-    for pod in pods:
-        current: Mapping[str, Any] = pod
-        ns = str(_meta(pod).get("namespace") or "")
-        for _ in range(MAX_OWNER_DEPTH):
-            refs = _meta(current).get("ownerReferences")
-            refs = [r for r in refs if isinstance(r, Mapping)] if isinstance(refs, list) else []
-            hit = next((r["uid"] for r in refs if r.get("uid") in workload_uids), None)
-            if hit is not None:
-                out.setdefault(str(hit), []).append(pod)
-                break
-            ctrl = controller_ref(current)
-            if ctrl is None or lookup is None:
-                break
-            try:
-                owner = lookup(ns, str(ctrl.get("apiVersion")), str(ctrl.get("kind")), str(ctrl.get("name")))
-            except Exception:
-                owner = None
-            if owner is None:
-                break
-            current = owner
-    return out
 
 
 def describe_live(
@@ -272,18 +141,16 @@ def describe_live(
     attribution = None
     if pods is not None:
         owners = lookup()
-        meta = _meta(obj)
-        ns = str(meta.get("namespace") or "")
-        uid = meta.get("uid")
+        ns, uid = namespace_of(obj), uid_of(obj)
         keys = []
         for pod in pods:
             ref = controller_ref(pod)
             if ref is not None and ref.get("uid") != uid:
-                keys.append((ns, str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name"))))
+                keys.append(ref_key(ns, ref))
         if keys:
             owners.prefetch(keys)
         attribution = attribute_pods(compiled, obj, pods, owner_lookup=owners)
-    by_name = {str(_meta(p).get("name")): p for p in pods or []}
+    by_name = {name_of(p): p for p in pods or []}
     return build_describe(
         workload,
         obj,

@@ -115,7 +115,9 @@ def test_jobset_lifecycle(exporter_factory: Factory, kube: KubeTestClient, names
         ),
         what="pod deletion",
     )
-    assert "train-workers-1-pod" not in {s.labels["pod"] for s in exp.find("wmap_pod_workload_info")}
+    assert "train-workers-1-pod" not in {
+        s.labels["pod"] for s in exp.find("wmap_pod_workload_info", namespace=namespace)
+    }
 
     # delete -> series gone
     kube.delete_obj(js)
@@ -296,3 +298,31 @@ def test_recovers_from_apiserver_restart_and_cut_watches(
     )
     exporter.wait_ready(30)
     assert exp.find("wmap_workload_info", **js_labels(namespace, "a"))
+
+
+def test_lws_worker_pods_through_the_leader_pod(
+    exporter_factory: Factory, kube: KubeTestClient, namespace: str
+) -> None:
+    """The LWS controller's chain runs through the leader *Pod* (framework-shapes.md 2): every
+    worker pod must be counted and attributed, or worker GPUs drop out of every DCGM join."""
+    from tests.support.seed import create_lws_tree
+
+    exporter = exporter_factory()
+    exporter.wait_ready()
+    _, pods = create_lws_tree(kube, "vllm", namespace, replicas=2, size=4, gpus=1)
+    lb = {
+        "namespace": namespace,
+        "group": "leaderworkerset.x-k8s.io",
+        "kind": "LeaderWorkerSet",
+        "name": "vllm",
+    }
+    exp = exporter.wait_for(
+        lambda e: e.value("wmap_workload_component_pods", **lb, component="worker", state="current") == 6,
+        what="6 current worker pods",
+    )
+    assert exp.value("wmap_workload_component_pods", **lb, component="leader", state="current") == 2
+    info = {s.labels["pod"]: s.labels for s in exp.find("wmap_pod_workload_info", namespace=namespace)}
+    assert set(info) == {p["metadata"]["name"] for p in pods}
+    assert {i["workload_kind"] for i in info.values()} == {"LeaderWorkerSet"}
+    assert {i["component"] for i in info.values()} == {"leader", "worker"}
+    assert exp.value("wmap_workload_resource_requests", **lb, resource="nvidia.com/gpu") == 8

@@ -2,8 +2,12 @@
 
 - :func:`create_jobset_tree`: a JobSet, one Job per replica and one pod per Job (labels +
   ownerReferences) as the JobSet controller would create them; :func:`running_status` for its status.
-- :func:`role_pods`: pods owned directly by a workload, labelled with their role (e.g. a JobSet's
-  replicated job or a PyTorchJob's replica type), on a node or Pending.
+- :func:`create_lws_tree`: a LeaderWorkerSet with the chain the LWS controller creates
+  (framework-shapes.md 2): leader StatefulSet ``<lws>`` -> leader Pods ``<lws>-<g>`` -> worker
+  StatefulSet ``<lws>-<g>`` owned by the leader *Pod* -> worker Pods ``<lws>-<g>-<w>``, with the
+  labels the LWS pod webhook sets.
+- :func:`role_pods`: pods owned directly by a workload, labelled with their role (e.g. a
+  PyTorchJob's replica type, whose operator does create them so), on a node or Pending.
 """
 
 from __future__ import annotations
@@ -52,7 +56,11 @@ def jobset(name: str, namespace: str, roles: tuple[tuple[str, int], ...], gpus: 
 
 def job_for(js: dict[str, Any], role: str, index: int) -> dict[str, Any]:
     name = js["metadata"]["name"]
-    labels = {"jobset.sigs.k8s.io/jobset-name": name, "jobset.sigs.k8s.io/replicatedjob-name": role}
+    labels = {
+        "jobset.sigs.k8s.io/jobset-name": name,
+        "jobset.sigs.k8s.io/replicatedjob-name": role,
+        "jobset.sigs.k8s.io/job-index": str(index),
+    }
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -147,3 +155,96 @@ def role_pods(
             )
         )
     return made
+
+
+LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
+LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
+LWS_WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
+
+
+def _lws_template(gpus: int) -> dict[str, Any]:
+    res = {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"nvidia.com/gpu": str(gpus)}}
+    return {"spec": {"containers": [{"name": "vllm", "image": "registry.invalid/vllm:1", "resources": res}]}}
+
+
+def _statefulset(
+    name: str, namespace: str, owner: Mapping[str, Any], replicas: int, labels: Mapping[str, str]
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": dict(labels),
+            "ownerReferences": [owner_reference(owner)],
+        },
+        "spec": {
+            "replicas": replicas,
+            "serviceName": name,
+            "selector": {"matchLabels": dict(labels)},
+            "template": {"metadata": {"labels": dict(labels)}, **_lws_template(0)},
+        },
+    }
+
+
+def create_lws_tree(
+    kube: KubeTestClient,
+    name: str,
+    namespace: str,
+    *,
+    replicas: int = 1,
+    size: int = 4,
+    gpus: int = 1,
+    node: str | None = "node-a",
+    labels: Mapping[str, str] | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A LeaderWorkerSet and the objects its controller creates (module doc). Returns (lws,
+    pods), the pods leaders first."""
+    lws = kube.create(
+        {
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {})},
+            "spec": {
+                "replicas": replicas,
+                "leaderWorkerTemplate": {"size": size, "workerTemplate": _lws_template(gpus)},
+            },
+        }
+    )
+    base = {LWS_NAME: name}
+    leader_sts = kube.create(_statefulset(name, namespace, lws, replicas, base))
+    pods: list[dict[str, Any]] = []
+    for g in range(replicas):
+        group = {**base, LWS_GROUP_INDEX: str(g)}
+        leader = kube.make_pod(
+            f"{name}-{g}",
+            namespace,
+            owner=leader_sts,
+            labels={**group, LWS_WORKER_INDEX: "0"},
+            annotations={"leaderworkerset.sigs.k8s.io/size": str(size)},
+            gpus=gpus,
+            cpu="1",
+            memory="2Gi",
+            node=node,
+        )
+        pods.append(leader)
+        worker_sts = kube.create(_statefulset(f"{name}-{g}", namespace, leader, size - 1, group))
+        for w in range(1, size):
+            pods.append(
+                kube.make_pod(
+                    f"{name}-{g}-{w}",
+                    namespace,
+                    owner=worker_sts,
+                    labels={**group, LWS_WORKER_INDEX: str(w)},
+                    annotations={
+                        "leaderworkerset.sigs.k8s.io/size": str(size),
+                        "leaderworkerset.sigs.k8s.io/leader-name": leader["metadata"]["name"],
+                    },
+                    gpus=gpus,
+                    cpu="1",
+                    memory="2Gi",
+                    node=node,
+                )
+            )
+    return lws, pods

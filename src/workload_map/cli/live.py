@@ -1,5 +1,5 @@
-"""Shared pieces of the live commands: reading manifests, definition lookup for a manifest, errors.
-Owner references and pod indexes come from :mod:`workload_map.live` (shared with the server)."""
+"""Shared pieces of the live commands: reading manifests and object files, definition lookup for
+a manifest, errors. Owner references and the owner walk are :mod:`workload_map.kube`."""
 
 from __future__ import annotations
 
@@ -10,26 +10,17 @@ import click
 
 from workload_map.cli import exit_codes
 from workload_map.cli.errors import CommandError, NoDefinitionError
-from workload_map.live import (
-    MAX_OWNER_DEPTH,
-    controller_ref,
-    index_pods_by_workload,
-    split_api_version,
-)
+from workload_map.kube.objects import controller_ref, split_api_version
 
 if TYPE_CHECKING:
     from workload_map.cli.common import Session
     from workload_map.definitions_source import DefinitionEntry, DefinitionSet
 
 __all__ = [
-    "MAX_OWNER_DEPTH",
-    "controller_ref",
     "echo_no_definition",
     "entry_for_manifest",
-    "index_pods_by_workload",
     "read_manifest",
     "read_objects",
-    "split_api_version",
 ]
 
 

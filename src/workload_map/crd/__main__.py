@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-
 from pathlib import Path
 
 from workload_map.crd.generate import CRD_FILE, render_crd, write_crd

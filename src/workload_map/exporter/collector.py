@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,21 @@ from workload_map.controllers.workqueue import WorkerPool
 from workload_map.errors import ClusterError, DefinitionQuarantinedError, NotFoundError, WorkloadMapError
 from workload_map.exporter import metrics as m
 from workload_map.exporter.exposition import Family
+from workload_map.kube.objects import (
+    KARTA_API_VERSION,
+    KARTA_GROUP,
+    KARTA_KIND,
+    KARTA_PATH,
+    KARTA_RESOURCE,
+    api_path,
+    group_of,
+    meta,
+    name_of,
+    namespace_of,
+    owner_uids,
+    uid_of,
+)
+from workload_map.kube.owners import climb, descendants
 from workload_map.quarantine import Quarantine, exceeded_limits
 
 if TYPE_CHECKING:
@@ -47,15 +62,12 @@ __all__ = ["Exporter", "WatchedKind"]
 
 log = logging.getLogger(__name__)
 
-KARTA_GROUP_VERSION = "run.ai/v1alpha1"
-KARTA_PATH = "/apis/run.ai/v1alpha1/kartas"
 #: Owner kinds between workloads and pods that are watched even when no definition covers them.
 INTERMEDIATE_KINDS: tuple[tuple[str, str, str], ...] = (
     ("batch", "v1", "Job"),
     ("apps", "v1", "ReplicaSet"),
     ("apps", "v1", "StatefulSet"),
 )
-MAX_OWNER_DEPTH = 6
 POD_KIND = "/Pod"
 #: Rediscoveries in a row a kind must be missing from discovery before its informers stop.
 MISSING_ROUNDS = 3
@@ -64,30 +76,6 @@ GroupKind = tuple[str, str]
 #: (kind id "group/Kind", namespace, name)
 WorkloadKey = tuple[str, str, str]
 Obj = dict[str, Any]
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
-def _refs(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    refs = _meta(obj).get("ownerReferences")
-    return [r for r in refs if isinstance(r, Mapping)] if isinstance(refs, list) else []
-
-
-def _controller(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    found = [r for r in _refs(obj) if r.get("controller") is True]
-    return found[0] if len(found) == 1 else None
-
-
-def _group_of(api_version: object) -> str:
-    text = str(api_version or "")
-    return text.rpartition("/")[0] if "/" in text else ""
-
-
-def _owner_uids(obj: Obj) -> list[str]:
-    return [str(r["uid"]) for r in _refs(obj) if r.get("uid")]
 
 
 def _version_key(version: str) -> tuple[int, int, int, str]:
@@ -123,8 +111,6 @@ class WatchedKind:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
     def path(self, namespace: str | None) -> str:
-        from workload_map.cluster.client import api_path
-
         return api_path(self.api_version, self.plural, namespace if self.namespaced else None)
 
     def get(self, namespace: str, name: str) -> Obj | None:
@@ -217,7 +203,7 @@ class Exporter:
             inf = self._new_informer(
                 "/api/v1/pods" if ns is None else f"/api/v1/namespaces/{ns}/pods", "pods"
             )
-            inf.store.add_indexer("owner", _owner_uids)
+            inf.store.add_indexer("owner", owner_uids)
             inf.add_handler(
                 EventHandler(
                     on_add=self._on_pod,
@@ -338,9 +324,9 @@ class Exporter:
 
         served_groups = self._group_versions()
         # Karta objects: watched when the CRD is served.
-        karta_served = "Karta" in self._served(KARTA_GROUP_VERSION) if "run.ai" in served_groups else False
+        karta_served = KARTA_GROUP in served_groups and KARTA_KIND in self._served(KARTA_API_VERSION)
         if karta_served and self._karta_informer is None:
-            inf = self._new_informer(KARTA_PATH, "kartas.run.ai")
+            inf = self._new_informer(KARTA_PATH, KARTA_RESOURCE)
 
             def nudge(*_args: Obj) -> None:
                 self._nudge.set()
@@ -448,7 +434,7 @@ class Exporter:
             )
             for ns in namespaces:
                 inf = self._new_informer(wk.path(ns), wk.resource_name)
-                inf.store.add_indexer("owner", _owner_uids)
+                inf.store.add_indexer("owner", owner_uids)
                 inf.add_handler(self._kind_handler(wk))
                 wk.informers.append(inf)
             for inf in wk.informers:
@@ -482,44 +468,53 @@ class Exporter:
     def _kind_handler(self, wk: WatchedKind) -> EventHandler:
         def changed(obj: Obj) -> None:
             if wk.entry is not None:
-                meta = _meta(obj)
-                self.queue.add((wk.id, str(meta.get("namespace") or ""), str(meta.get("name") or "")))
+                self.queue.add((wk.id, namespace_of(obj), name_of(obj)))
             for key in self._ancestors(obj):
                 self.queue.add(key)
 
         return EventHandler(on_add=changed, on_update=lambda _old, new: changed(new), on_delete=changed)
 
     def _find_owner(self, namespace: str, ref: Mapping[str, Any]) -> tuple[WatchedKind | None, Obj | None]:
-        wk = self.kinds.get(f"{_group_of(ref.get('apiVersion'))}/{ref.get('kind')}")
+        wk = self.kinds.get(f"{group_of(ref.get('apiVersion'))}/{ref.get('kind')}")
         if wk is None:
             return None, None
         obj = wk.get(namespace, str(ref.get("name") or ""))
-        if obj is not None and _meta(obj).get("uid") != ref.get("uid"):
+        if obj is not None and uid_of(obj) != ref.get("uid"):
             obj = None
         return wk, obj
 
+    def _store_lookup(self, namespace: str, api_version: str, kind: str, name: str) -> Obj | None:
+        """The owner-walk lookup of the exporter: its informer stores, never the API."""
+        wk = self.kinds.get(f"{group_of(api_version)}/{kind}")
+        return wk.get(namespace, name) if wk is not None else None
+
+    def _covered_refs(self, obj: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+        """The controller references up ``obj``'s chain that name a watched kind (stores only;
+        the walk ends at a kind that is not watched or an owner not in a store)."""
+        for step in climb(obj, self._store_lookup, until=lambda ref: self._watched(ref) is None):
+            wk = self._watched(step.ref)
+            if wk is None:
+                return
+            if step.owner is not None and uid_of(step.owner) != step.ref.get("uid"):
+                return
+            if wk.entry is not None:
+                yield step.ref
+
+    def _watched(self, ref: Mapping[str, Any]) -> WatchedKind | None:
+        return self.kinds.get(f"{group_of(ref.get('apiVersion'))}/{ref.get('kind')}")
+
     def _ancestors(self, obj: Mapping[str, Any]) -> set[WorkloadKey]:
         """Keys of the covered objects up ``obj``'s controller-owner chain (from the stores)."""
+        namespace = namespace_of(obj)
         out: set[WorkloadKey] = set()
-        namespace = str(_meta(obj).get("namespace") or "")
-        current: Mapping[str, Any] = obj
-        for _ in range(MAX_OWNER_DEPTH):
-            ref = _controller(current)
-            if ref is None:
-                break
-            wk, owner = self._find_owner(namespace, ref)
-            if wk is None:
-                break
-            if wk.entry is not None:
-                out.add((wk.id, namespace, str(ref.get("name") or "")))
-            if owner is None:
-                break
-            current = owner
+        for ref in self._covered_refs(obj):
+            wk = self._watched(ref)
+            assert wk is not None
+            out.add((wk.id, namespace, str(ref.get("name") or "")))
         return out
 
     def _on_pod(self, pod: Obj, deleted: bool = False) -> None:
-        meta = _meta(pod)
-        key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        key = (namespace_of(pod), name_of(pod))
         parents = self._ancestors(pod)
         with self._lock:
             before = self._pod_parents.pop(key, set())
@@ -536,53 +531,34 @@ class Exporter:
     def _top_level(self, obj: Mapping[str, Any]) -> bool:
         """No covered kind in the controller-owner chain (owners looked up in the stores; an owner
         that is not in any store ends the walk)."""
-        namespace = str(_meta(obj).get("namespace") or "")
-        current: Mapping[str, Any] = obj
-        for _ in range(MAX_OWNER_DEPTH):
-            ref = _controller(current)
-            if ref is None:
-                return True
-            wk, owner = self._find_owner(namespace, ref)
-            if wk is None:
-                return True
-            if wk.entry is not None:
-                return False
-            if owner is None:
-                return True
-            current = owner
-        return True
+        return next(self._covered_refs(obj), None) is None
 
     def _pods_of(self, obj: Mapping[str, Any], wk: WatchedKind) -> dict[str, Obj]:
-        """Pods owned by ``obj`` (any owner reference at each level), top-down through the stores."""
+        """Pods below ``obj`` in its namespace, top-down through the owner indexes of every store.
+        Pods can own objects too: an LWS leader Pod owns its group's worker StatefulSet."""
         if wk.id == POD_KIND:
-            return {str(_meta(obj).get("name")): dict(obj)}
-        uid = str(_meta(obj).get("uid") or "")
-        namespace = str(_meta(obj).get("namespace") or "")
-        pods: dict[str, Obj] = {}
-        frontier = [uid] if uid else []
-        seen = set(frontier)
+            return {name_of(obj): dict(obj)}
+        uid = uid_of(obj)
+        namespace = namespace_of(obj)
+        if not uid:
+            return {}
         with self._lock:
-            kinds = list(self.kinds.values())
-        for _ in range(MAX_OWNER_DEPTH):
-            if not frontier:
-                break
-            nxt: list[str] = []
-            for u in frontier:
-                for inf in self._pod_informers:
-                    for pod in inf.store.by_index("owner", u):
-                        pm = _meta(pod)
-                        if pm.get("namespace") == namespace:
-                            pods[str(pm.get("name"))] = pod
-                for k in kinds:
-                    if k.id == POD_KIND:
-                        continue
-                    for child in k.by_owner(u):
-                        cm = _meta(child)
-                        cu = str(cm.get("uid") or "")
-                        if cu and cu not in seen and cm.get("namespace") == namespace:
-                            seen.add(cu)
-                            nxt.append(cu)
-            frontier = nxt
+            kinds = [k for k in self.kinds.values() if k.id != POD_KIND]
+        pod_informers = self._pod_informers
+        pod_uids: set[str] = set()
+
+        def children(owner_uid: str) -> Iterator[Obj]:
+            for inf in pod_informers:
+                for pod in inf.store.by_index("owner", owner_uid):
+                    pod_uids.add(uid_of(pod))
+                    yield pod
+            for k in kinds:
+                yield from k.by_owner(owner_uid)
+
+        pods: dict[str, Obj] = {}
+        for child in descendants(uid, children):
+            if namespace_of(child) == namespace and uid_of(child) in pod_uids:
+                pods[name_of(child)] = dict(child)
         return pods
 
     def _process(self, key: WorkloadKey) -> None:
@@ -597,11 +573,11 @@ class Exporter:
                 self._resolved.pop(key, None)
             return
         pods = self._pods_of(obj, wk)
-        rv = str(_meta(obj).get("resourceVersion") or "")
+        rv = str(meta(obj).get("resourceVersion") or "")
         fingerprint = (
             id(wk),
             rv,
-            tuple(sorted((n, str(_meta(p).get("resourceVersion"))) for n, p in pods.items())),
+            tuple(sorted((n, str(meta(p).get("resourceVersion"))) for n, p in pods.items())),
         )
         with self._lock:
             current = self._entries.get(key)
@@ -620,12 +596,11 @@ class Exporter:
         from workload_map.resolve.pods import attribute_pods
         from workload_map.resolve.resolver import resolve
 
-        meta = _meta(obj)
         base = [("namespace", key[1]), ("group", wk.group), ("kind", wk.kind), ("name", key[2])]
         assert wk.entry is not None
         info = [
             ("version", wk.version),
-            ("uid", str(meta.get("uid") or "")),
+            ("uid", uid_of(obj)),
             ("definition", wk.entry.name),
             ("origin", wk.entry.origin),
         ]

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workload_map.errors import ResolveError
+from workload_map.kube.owners import MAX_OWNER_DEPTH, owned_by
 from workload_map.resolve._podquery import (
     PodQueryError,
     has_type_selector,
@@ -42,8 +43,6 @@ from workload_map.resolve.resources import EMPTY_TOTALS, ResourceTotals, pod_spe
 
 OwnerLookup = Callable[[str, str, str, str], Mapping[str, Any] | None]
 """``(namespace, apiVersion, kind, name) -> object or None``: fetch an owner object."""
-
-MAX_OWNER_DEPTH = 6
 
 
 def _meta(obj: Any) -> Mapping[str, Any]:
@@ -77,29 +76,10 @@ class OwnerResolver:
         return found
 
     def owned_by(self, pod: Mapping[str, Any], root_uid: str) -> bool:
-        namespace = _str(_meta(pod).get("namespace")) or ""
-        current: Mapping[str, Any] = pod
-        for _ in range(self._max_depth):
-            refs = _meta(current).get("ownerReferences")
-            refs = [r for r in refs if isinstance(r, Mapping)] if isinstance(refs, list) else []
-            if any(r.get("uid") == root_uid for r in refs):
-                return True
-            controllers = [r for r in refs if r.get("controller") is True]
-            if len(controllers) != 1:
-                return False
-            ref = controllers[0]
-            api_version, kind, name = (
-                _str(ref.get("apiVersion")),
-                _str(ref.get("kind")),
-                _str(ref.get("name")),
-            )
-            if api_version is None or kind is None or name is None:
-                return False
-            owner = self._fetch((namespace, api_version, kind, name))
-            if owner is None:
-                return False
-            current = owner
-        return False
+        def lookup(namespace: str, api_version: str, kind: str, name: str) -> Mapping[str, Any] | None:
+            return self._fetch((namespace, api_version, kind, name))
+
+        return owned_by(pod, root_uid, lookup, max_depth=self._max_depth)
 
 
 def belongs_to(

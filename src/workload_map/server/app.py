@@ -24,6 +24,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from workload_map.errors import ClusterError, NotFoundError, WorkloadMapError
+from workload_map.kube.owners import OwnerLookup
 from workload_map.server.auth import AccessReviewer, Authenticator, User
 from workload_map.server.errors import HttpError, error_body, from_cluster_error
 from workload_map.server.limits import BodyLimit, Limits, read_body
@@ -495,7 +496,7 @@ class _EventStream:
         self.initial: list[dict[str, Any]] = []
         #: (type key, uid) of workloads waiting for their debounced pod refresh.
         self.pending: set[tuple[str, str]] = set()
-        self._lookup: Any = None
+        self._lookup: OwnerLookup | None = None
 
     async def start(self) -> None:
         from starlette.concurrency import run_in_threadpool
@@ -539,12 +540,12 @@ class _EventStream:
         pods = None
         if kind != "deleted" and may_list_pods(self.api.authz, self.user, ns):
             from workload_map.cluster.owners import make_owner_lookup
-            from workload_map.live import index_pods_by_workload
+            from workload_map.kube.owners import index_by_owner
 
             uid = str(meta.get("uid") or "")
             store = self.api.state.pods().store
             lookup = make_owner_lookup(self.api.state.client, self.api.state.discovery)
-            pods = index_pods_by_workload(store.by_index("namespace", ns), {uid}, lookup).get(uid, [])
+            pods = index_by_owner(store.by_index("namespace", ns), {uid}, lookup).get(uid, [])
         row = row_for(t, obj, pods, self.api.state.quarantine)
         if kind != "deleted" and self.query.phases and not set(self.query.phases) & set(row["phases"]):
             return None
@@ -556,36 +557,23 @@ class _EventStream:
     def _workloads_of(self, pod: Mapping[str, Any]) -> list[tuple[str, str]]:
         """``(type key, uid)`` of the streamed workloads owning ``pod`` (at any owner level)."""
         from workload_map.cluster.owners import make_owner_lookup
-        from workload_map.live import MAX_OWNER_DEPTH, controller_ref
+        from workload_map.kube.objects import owner_uids
+        from workload_map.kube.owners import chain
 
         state = self.api.state
         stores = [(t.key, state.informer(t, wait=False).store) for t in self.types]
-        ns = str((pod.get("metadata") or {}).get("namespace") or "")
-        current: Mapping[str, Any] = pod
-        for _ in range(MAX_OWNER_DEPTH):
-            refs = (current.get("metadata") or {}).get("ownerReferences")
-            uids = (
-                [str(r.get("uid")) for r in refs if isinstance(r, Mapping) and r.get("uid")]
-                if isinstance(refs, list)
-                else []
-            )
-            hits = [(key, uid) for uid in uids for key, store in stores if store.by_index("uid", uid)]
-            if hits:
-                return hits
-            ref = controller_ref(current)
-            if ref is None:
-                break
+
+        def lookup(namespace: str, api_version: str, kind: str, name: str) -> Mapping[str, Any] | None:
             if self._lookup is None:
                 self._lookup = make_owner_lookup(state.client, state.discovery)
-            try:
-                owner = self._lookup(
-                    ns, str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name"))
-                )
-            except Exception:
-                break
-            if owner is None:
-                break
-            current = owner
+            return self._lookup(namespace, api_version, kind, name)
+
+        for level in chain(pod, lookup):
+            hits = [
+                (key, uid) for uid in owner_uids(level) for key, store in stores if store.by_index("uid", uid)
+            ]
+            if hits:
+                return hits
         return []
 
     def _current(self, key: str, uid: str) -> dict[str, Any] | None:

@@ -109,14 +109,14 @@ def pods_by_workload(
 ) -> dict[str, list[Mapping[str, Any]]] | None:
     """Pods (from the pod cache) of the namespaces the user may list pods in, by owning workload
     UID; ``None`` for namespaces where the user may not (their rows then have no ready counts)."""
-    from workload_map.live import index_pods_by_workload
+    from workload_map.kube.owners import index_by_owner
 
     store = state.pods().store
     pods: list[Mapping[str, Any]] = []
     for ns in sorted(set(namespaces)):
         if may_list_pods(reviewer, user, ns):
             pods.extend(store.by_index("namespace", ns))
-    return index_pods_by_workload(pods, uids, lookup)
+    return index_by_owner(pods, uids, lookup)
 
 
 @dataclass(frozen=True)
@@ -207,7 +207,7 @@ def decode_continue(token: str, query: Query) -> int:
 
 
 def _owned_by_covered(obj: Mapping[str, Any], covered: set[tuple[str, str]]) -> bool:
-    from workload_map.live import controller_ref, split_api_version
+    from workload_map.kube.objects import controller_ref, split_api_version
 
     ref = controller_ref(obj)
     if ref is None:

@@ -32,8 +32,10 @@ from workload_map.cli.common import (
 )
 from workload_map.cli.completion_support import complete_phase, complete_type_or_name
 from workload_map.cli.errors import CommandError, NoDefinitionError, WorkloadNotFoundError
-from workload_map.cli.live import controller_ref, echo_no_definition, index_pods_by_workload
+from workload_map.cli.live import echo_no_definition
 from workload_map.cli.main import State, get_state
+from workload_map.kube.objects import controller_ref, group_of
+from workload_map.kube.owners import climb, index_by_owner
 from workload_map.views import filters
 
 if TYPE_CHECKING:
@@ -222,7 +224,7 @@ def _add_pods(session: Session, rows: list[Row], all_namespaces: bool, namespace
         return rows
     uids = {r.view.uid for r in rows if r.view.uid}
     lookup = make_owner_lookup(client, session.discovery())
-    by_uid = index_pods_by_workload(pods, {u for u in uids if u}, lookup)
+    by_uid = index_by_owner(pods, {u for u in uids if u}, lookup)
     out: list[Row] = []
     for r in rows:
         if r.obj is None or r.view.uid is None or r.view.error is not None:
@@ -360,30 +362,25 @@ def _all_types(
 
 
 def _group_kind(ref: Mapping[str, Any]) -> tuple[str, str]:
-    api_version = str(ref.get("apiVersion") or "")
-    group = api_version.rpartition("/")[0]
-    return group, str(ref.get("kind") or "")
+    return group_of(ref.get("apiVersion")), str(ref.get("kind") or "")
 
 
 def _top_level(r: Row, covered: set[tuple[str, str]], lookup: Any, session: Session) -> bool:
-    ref = r.owner
-    ns = r.view.namespace or ""
-    for _ in range(6):
-        if ref is None:
-            return True
-        if _group_kind(ref) in covered:
-            return False
-        try:
-            owner = lookup(ns, str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name")))
-        except Exception as exc:
-            session.state.warn(
-                f"listing {r.view.kind}/{r.view.name}, though it may belong to another workload: {exc}"
-            )
-            return True
-        if owner is None:
-            return True
-        ref = controller_ref(owner)
-    return True
+    """No covered kind up the row's controller chain (the rows keep only the controller
+    reference, which is where the climb starts)."""
+    if r.owner is None:
+        return True
+    start = {"metadata": {"namespace": r.view.namespace or "", "ownerReferences": [r.owner]}}
+
+    def warn(_ref: Mapping[str, Any], exc: Exception) -> None:
+        session.state.warn(
+            f"listing {r.view.kind}/{r.view.name}, though it may belong to another workload: {exc}"
+        )
+
+    def is_covered(ref: Mapping[str, Any]) -> bool:
+        return _group_kind(ref) in covered
+
+    return not any(is_covered(step.ref) for step in climb(start, lookup, on_error=warn, until=is_covered))
 
 
 # --- watch ---------------------------------------------------------------------------------------------

@@ -90,7 +90,7 @@ def _from_file(
     """The pod named ``pod`` (in ``namespace`` when given), an owner lookup over the file's
     objects and a PriorityClass check (every name exists when the file lists none)."""
     from workload_map.cli.live import read_objects
-    from workload_map.live import split_api_version
+    from workload_map.kube.objects import split_api_version
 
     objects = read_objects(path)
 
