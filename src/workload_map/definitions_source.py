@@ -28,10 +28,11 @@ from workload_map.errors import (
     NoConfigurationError,
     NotFoundError,
 )
+from workload_map.kube.objects import KARTA_PATH, gvk_text
 from workload_map.model.definition import GroupVersionKind, Karta
 
 Origin = Literal["catalog", "cluster", "local"]
-KARTA_RESOURCE_PATH = "/apis/run.ai/v1alpha1/kartas"
+KARTA_RESOURCE_PATH = KARTA_PATH  # kept under its old name for callers of this module
 
 __all__ = [
     "KARTA_RESOURCE_PATH",
@@ -47,7 +48,7 @@ __all__ = [
 
 def gvk_string(gvk: GroupVersionKind) -> str:
     """Go's ``GroupVersionKind.String()``: ``jobset.x-k8s.io/v1alpha2, Kind=JobSet``."""
-    return f"{gvk.group}/{gvk.version}, Kind={gvk.kind}"
+    return gvk_text(gvk.group, gvk.version, gvk.kind)
 
 
 def kind_version_group(gvk: GroupVersionKind) -> str:
@@ -113,7 +114,7 @@ class DefinitionSet:
         return len(self.entries)
 
     def for_gvk(self, group: str, version: str, kind: str) -> list[DefinitionEntry]:
-        return list(self._by_key.get(f"{group}/{version}, Kind={kind}", ()))
+        return list(self._by_key.get(gvk_text(group, version, kind), ()))
 
     def for_group_kind(self, group: str, kind: str) -> list[DefinitionEntry]:
         kl = kind.lower()

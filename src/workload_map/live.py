@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from workload_map.errors import WorkloadMapError
 from workload_map.kube.objects import (
     controller_ref,
+    gvk_text,
     meta,
     name_of,
     namespace_of,
@@ -52,7 +53,7 @@ def definitions_for(defs: DefinitionSet, obj: Mapping[str, Any]) -> tuple[list[D
     group, version = split_api_version(str(obj.get("apiVersion")))
     kind = str(obj.get("kind"))
     found = defs.for_gvk(group, version, kind) or defs.for_group_kind(group, kind)
-    return list(found), f"{group}/{version}, Kind={kind}"
+    return list(found), gvk_text(group, version, kind)
 
 
 class DefinitionConflictError(WorkloadMapError):
@@ -92,7 +93,7 @@ def kai_pod_group(
     if len(found) > 1:
         names = ", ".join(f'"{e.name}"' for e in found)
         raise DefinitionConflictError(
-            f"{len(found)} Karta definitions claim {group}/{version}, Kind={top.get('kind')}: {names}"
+            f"{len(found)} Karta definitions claim {gvk_text(group, version, str(top.get('kind')))}: {names}"
         )
     entry = found[0] if found else None
     plan = group_pod(entry.karta, top, pod) if entry is not None else default_plan(top)

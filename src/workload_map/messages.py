@@ -296,11 +296,6 @@ def findings_in(count: int, name: str) -> str:  # upstream
     return f"{count} finding(s) in {name}"
 
 
-def go_gvk_string(group: str, version: str, kind: str) -> str:
-    """Go's ``schema.GroupVersionKind.String()``: ``apps/v1, Kind=Deployment``, ``/v1, Kind=Pod``."""
-    return f"{group}/{version}, Kind={kind}"
-
-
 # --- quarantine of definitions that keep exceeding the expression limits ------------------------
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workload_map.errors import DefinitionError
+from workload_map.kube.objects import gvk_text, split_api_version
 from workload_map.model.definition import GroupVersionKind, Karta
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -55,14 +56,8 @@ class CatalogEntry:
         return self.karta.root_gvk
 
 
-def gvk_key(group: str, version: str, kind: str) -> str:
-    """The GVK string used for keys and sorting: Go's ``group/version, Kind=kind``."""
-    return f"{group}/{version}, Kind={kind}"
-
-
-def _split_api_version(api_version: str) -> tuple[str, str]:
-    group, _, version = api_version.rpartition("/")
-    return group, version
+#: The GVK string used for keys and sorting: Go's ``group/version, Kind=kind``.
+gvk_key = gvk_text
 
 
 class Catalog:
@@ -118,7 +113,7 @@ class Catalog:
 
     def get(self, api_version: str, kind: str) -> Karta | None:
         self._load()
-        group, version = _split_api_version(api_version)
+        group, version = split_api_version(api_version)
         entry = self._by_gvk.get(gvk_key(group, version, kind))
         return entry.karta if entry is not None else None
 

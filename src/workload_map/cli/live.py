@@ -10,7 +10,7 @@ import click
 
 from workload_map.cli import exit_codes
 from workload_map.cli.errors import CommandError, NoDefinitionError
-from workload_map.kube.objects import controller_ref, split_api_version
+from workload_map.kube.objects import controller_ref, gvk_text, split_api_version
 
 if TYPE_CHECKING:
     from workload_map.cli.common import Session
@@ -114,7 +114,9 @@ def entry_for_manifest(defs: DefinitionSet, obj: Mapping[str, Any]) -> Definitio
             f'"{kind}.{group}" matches more than one Karta definition, retry with one of: {forms}',
             exit_codes.USAGE,
         )
-    raise NoDefinitionError(f"no Karta definition covers this workload type: {group}/{version}, Kind={kind}")
+    raise NoDefinitionError(
+        f"no Karta definition covers this workload type: {gvk_text(group, version, kind)}"
+    )
 
 
 def manifest_entry(session: Session, obj: Mapping[str, Any], fmt: str) -> DefinitionEntry:
@@ -126,8 +128,8 @@ def manifest_entry(session: Session, obj: Mapping[str, Any], fmt: str) -> Defini
         return entry_for_manifest(defs, obj)
     except NoDefinitionError:
         if fmt in ("json", "yaml"):
-            group, _, version = str(obj["apiVersion"]).rpartition("/")
-            echo_no_definition(fmt, gvk=f"{group}/{version}, Kind={obj['kind']}")
+            group, version = split_api_version(str(obj["apiVersion"]))
+            echo_no_definition(fmt, gvk=gvk_text(group, version, str(obj["kind"])))
         raise
 
 

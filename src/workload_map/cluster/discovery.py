@@ -43,6 +43,7 @@ from workload_map.errors import (
     NotFoundError,
     UnknownResourceTypeError,
 )
+from workload_map.kube.objects import split_api_version
 
 if TYPE_CHECKING:
     from workload_map.cluster.client import KubeClient
@@ -545,7 +546,7 @@ class Discovery:
                 with self._lock:
                     self._snapshot = disk
                 return disk.resources[api_version]
-        group, _, version = api_version.rpartition("/")
+        group, version = split_api_version(api_version)
         try:
             rows = self._fetch_one(group, version, False)
         except NotFoundError:
@@ -564,7 +565,7 @@ class Discovery:
                 self._snapshot is not None and self._snapshot.from_disk
             ) and api_version not in self._partial
         if stale:
-            group, _, version = api_version.rpartition("/")
+            group, version = split_api_version(api_version)
             try:
                 rows = self._fetch_one(group, version, False)
             except NotFoundError:

@@ -12,7 +12,13 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from workload_map.model.definition import KARTA_API_VERSION, KARTA_GROUP, KARTA_KIND, KARTA_VERSION
+from workload_map.model.definition import (
+    KARTA_API_VERSION,
+    KARTA_GROUP,
+    KARTA_KIND,
+    KARTA_VERSION,
+    gvk_text,
+)
 
 #: A decoded Kubernetes object (JSON), read only through the accessors below.
 KubeObject = Mapping[str, Any]
@@ -90,11 +96,6 @@ def group_of(api_version: Any) -> str:
 def join_api_version(group: str, version: str) -> str:
     """``("apps", "v1")`` -> ``apps/v1``; ``("", "v1")`` -> ``v1``."""
     return f"{group}/{version}" if group else version
-
-
-def gvk_text(group: str, version: str, kind: str) -> str:
-    """The GVK as client-go prints it: ``apps/v1, Kind=Deployment`` (``/v1, Kind=Pod``)."""
-    return f"{group}/{version}, Kind={kind}"
 
 
 def ref_key(namespace: str, ref: OwnerReference) -> tuple[str, str, str, str]:

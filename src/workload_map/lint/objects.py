@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from workload_map.kube.objects import split_api_version
 from workload_map.lint.findings import LintFinding, make
 from workload_map.lint.navigate import kind_of
 from workload_map.lint.schemas import KindSchema, SchemaSet
@@ -67,7 +68,7 @@ def validate_object(obj: Mapping[str, Any], schemas: SchemaSet | KindSchema) -> 
         ks: KindSchema | None = schemas
     else:
         api = str(obj.get("apiVersion", ""))
-        group, _, version = api.rpartition("/")
+        group, version = split_api_version(api)
         ks = schemas.get(group, version, str(obj.get("kind", "")))
         if ks is None:
             from workload_map.lint.schemas import builtin_schemas

@@ -27,6 +27,12 @@ LEGACY_API_VERSION = "optimization.nvidia.com/v1alpha1"
 LEGACY_KIND = "ResourceInterface"
 
 
+def gvk_text(group: str, version: str, kind: str) -> str:
+    """Go's ``schema.GroupVersionKind.String()``: ``apps/v1, Kind=Deployment``, ``/v1, Kind=Pod``.
+    Used for keys, sorting and messages; :mod:`workload_map.kube.objects` re-exports it."""
+    return f"{group}/{version}, Kind={kind}"
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel,

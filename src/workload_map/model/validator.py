@@ -48,6 +48,7 @@ from workload_map.model.definition import (
     StatusMatcher,
     SuspendAction,
     Topology,
+    gvk_text,
 )
 from workload_map.model.findings import Finding, make
 from workload_map.model.locations import SourceMap
@@ -495,7 +496,7 @@ def _check_child_kinds(ctx: _Ctx) -> None:
     by_kind: dict[str, str] = {}
     for i, gvk in enumerate(kinds):
         where = f"spec.structureDefinition.additionalChildKinds[{i}]"
-        text = messages.go_gvk_string(gvk.group, gvk.version, gvk.kind)
+        text = gvk_text(gvk.group, gvk.version, gvk.kind)
         key = (gvk.group, gvk.version, gvk.kind)
         if key in seen:
             ctx.add("KARTA214", messages.duplicate_child_kind(text), where)

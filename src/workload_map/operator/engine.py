@@ -21,6 +21,7 @@ from typing import Any
 from workload_map.cluster.client import KubeClient
 from workload_map.controllers.informer import EventHandler, Informer
 from workload_map.controllers.workqueue import WorkerPool, WorkQueue
+from workload_map.kube.objects import KARTA_PLURAL
 from workload_map.operator import texts
 from workload_map.operator.claims import ClaimStore
 from workload_map.operator.handlers import KartaHandlers, ServedKinds
@@ -63,7 +64,7 @@ class Engine:
         self.resync = resync
         self.sweep_interval = sweep_interval
         self.retry_after = retry_after
-        self.kartas = Informer(client, texts.KARTA_PATH, resource="kartas")
+        self.kartas = Informer(client, texts.KARTA_PATH, resource=KARTA_PLURAL)
         self.crds = Informer(client, texts.CRD_PATH, resource="customresourcedefinitions")
         self.claims = ClaimStore(client, namespace, grace=claim_grace, karta_gvk=self._store_gvk)
         self.served = ServedKinds(client, self.crds.store.list)

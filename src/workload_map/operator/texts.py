@@ -7,10 +7,9 @@ import hashlib
 import re
 from collections.abc import Mapping
 
-from workload_map.model.definition import KARTA_GROUP, KARTA_VERSION
+from workload_map.kube.objects import KARTA_API_VERSION, KARTA_PATH
 
-KARTA_API_VERSION = f"{KARTA_GROUP}/{KARTA_VERSION}"
-KARTA_PATH = f"/apis/{KARTA_API_VERSION}/kartas"
+__all__ = ["KARTA_API_VERSION", "KARTA_PATH"]  # re-exported: the operator reads them from here too
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 FIELD_MANAGER = "wmap-operator"
 COMPONENT = "wmap-operator"

@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from workload_map.kube.objects import split_api_version
 from workload_map.resolve.gangs import PodGroupPlan, SubGroupPlan
 
 KAI_PODGROUP_API_VERSION = "scheduling.run.ai/v2alpha2"
@@ -80,7 +81,7 @@ def _looks_numeric(value: str) -> bool:
 
 def _top_owner_metadata(top: Mapping[str, Any]) -> str:
     """KAI's ``topowner.Metadata`` marshalled by yaml.v3 (the five keys in this order)."""
-    group, _, version = str(top.get("apiVersion") or "").rpartition("/")
+    group, version = split_api_version(str(top.get("apiVersion") or ""))
     meta = _meta(top)
     doc = {
         "name": meta.get("name") or "",

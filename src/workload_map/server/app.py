@@ -24,6 +24,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from workload_map.errors import ClusterError, NotFoundError, WorkloadMapError
+from workload_map.kube.objects import KARTA_GROUP, KARTA_PLURAL
 from workload_map.kube.owners import OwnerLookup
 from workload_map.server.auth import AccessReviewer, Authenticator, User
 from workload_map.server.errors import HttpError, error_body, from_cluster_error
@@ -48,8 +49,6 @@ __all__ = ["ServerSettings", "create_app"]
 log = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).parent / "static"
-KARTA_GROUP = "run.ai"
-KARTA_RESOURCE = "kartas"
 
 
 @dataclass
@@ -186,7 +185,7 @@ class Api:
 
     # workload types
     def may_read_kartas(self, user: User, verb: str) -> bool:
-        return self.authz.allowed(user, verb, group=KARTA_GROUP, resource=KARTA_RESOURCE)
+        return self.authz.allowed(user, verb, group=KARTA_GROUP, resource=KARTA_PLURAL)
 
     def list_types(self, request: Request) -> JSON:
         from workload_map.server.types import type_info
@@ -236,7 +235,7 @@ class Api:
         def work() -> tuple[dict[str, Any], bool]:
             if not dry_run:
                 self.writes("registering a workload type")
-            self.authz.require(user, "create", group=KARTA_GROUP, resource=KARTA_RESOURCE)
+            self.authz.require(user, "create", group=KARTA_GROUP, resource=KARTA_PLURAL)
             return register_type(self.state, body, dry_run=dry_run)
 
         info, created = await run_in_threadpool(work)
@@ -248,7 +247,7 @@ class Api:
         user = self.user(request)
         self.writes("deleting a workload type")
         name = request.path_params["name"]
-        self.authz.require(user, "delete", group=KARTA_GROUP, resource=KARTA_RESOURCE, name=name)
+        self.authz.require(user, "delete", group=KARTA_GROUP, resource=KARTA_PLURAL, name=name)
         return JSON(delete_type(self.state, name))
 
     # workloads

@@ -9,6 +9,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from workload_map.errors import ClusterError, ConflictError
+from workload_map.kube.objects import KARTA_PATH, gvk_text
 from workload_map.server.errors import HttpError, from_cluster_error
 
 if TYPE_CHECKING:
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
 __all__ = ["delete_type", "register_type", "type_info"]
 
 KARTA_API_VERSION = "run.ai/v1alpha1"
-KARTAS_PATH = "/apis/run.ai/v1alpha1/kartas"
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
@@ -132,9 +132,9 @@ def register_type(state: ClusterState, body: Any, *, dry_run: bool) -> tuple[dic
         )
     karta = loaded.karta
     root = karta.root_gvk
-    key = f"{root.group}/{root.version}, Kind={root.kind}" if root is not None else None
+    key = gvk_text(root.group, root.version, root.kind) if root is not None else None
     try:
-        existing = state.client.list_all(KARTAS_PATH)
+        existing = state.client.list_all(KARTA_PATH)
     except ClusterError as exc:
         raise from_cluster_error(exc, "list kartas.run.ai") from exc
     from workload_map.definitions_source import decode_cluster_items
@@ -154,7 +154,7 @@ def register_type(state: ClusterState, body: Any, *, dry_run: bool) -> tuple[dic
     obj = {k: v for k, v in doc.items() if k in ("apiVersion", "kind", "metadata", "spec")}
     obj["metadata"] = {k: v for k, v in doc["metadata"].items() if k in ("name", "labels", "annotations")}
     try:
-        created = state.client.create(KARTAS_PATH, obj, field_manager="wmap-serve", dry_run=dry_run)
+        created = state.client.create(KARTA_PATH, obj, field_manager="wmap-serve", dry_run=dry_run)
     except ConflictError as exc:
         raise HttpError(409, "already_exists", f"Karta {karta.name}: {exc}") from exc
     except ClusterError as exc:
@@ -173,7 +173,7 @@ def delete_type(state: ClusterState, name: str) -> dict[str, Any]:
 
     entry = next((e for e in state.definitions().entries if e.name == name), None)
     try:
-        obj = state.client.get(f"{KARTAS_PATH}/{name}")
+        obj = state.client.get(f"{KARTA_PATH}/{name}")
     except ClusterError as exc:
         from workload_map.errors import NotFoundError
 
@@ -189,7 +189,7 @@ def delete_type(state: ClusterState, name: str) -> dict[str, Any]:
         raise from_cluster_error(exc, f"get Karta {name}") from exc
     made = decode_cluster_items([obj])[0]
     try:
-        state.client.delete(f"{KARTAS_PATH}/{name}")
+        state.client.delete(f"{KARTA_PATH}/{name}")
     except ClusterError as exc:
         raise from_cluster_error(exc, f"delete Karta {name}") from exc
     state.invalidate()

@@ -21,6 +21,7 @@ from workload_map.cli.common import Session
 from workload_map.cli.errors import CommandError
 from workload_map.cli.live import read_objects
 from workload_map.cli.main import get_state
+from workload_map.kube.objects import split_api_version
 
 
 def _cluster_schemas(session: Session, gvks: list[tuple[str, str, str]]) -> Any:
@@ -138,7 +139,7 @@ def command(
             if gvk is not None:
                 wanted.append((gvk.group, gvk.version, gvk.kind))
         for o in manifests:
-            group, _, version = str(o.get("apiVersion", "")).rpartition("/")
+            group, version = split_api_version(str(o.get("apiVersion", "")))
             wanted.append((group, version, str(o.get("kind", ""))))
         try:
             schemas = _cluster_schemas(session, wanted)

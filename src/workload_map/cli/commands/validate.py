@@ -15,6 +15,7 @@ from workload_map import messages
 from workload_map.cli import exit_codes
 from workload_map.cli.errors import CommandError
 from workload_map.cli.main import PROG, get_state
+from workload_map.model.definition import gvk_text
 from workload_map.model.findings import ERROR, Finding
 from workload_map.model.loader import LoadedDefinition, RejectedDocument, load_definitions
 
@@ -22,8 +23,8 @@ from workload_map.model.loader import LoadedDefinition, RejectedDocument, load_d
 def _gvk(loaded: LoadedDefinition) -> str:
     gvk = loaded.karta.root_gvk
     if gvk is None:
-        return messages.go_gvk_string("", "", "")
-    return messages.go_gvk_string(gvk.group, gvk.version, gvk.kind)
+        return gvk_text("", "", "")
+    return gvk_text(gvk.group, gvk.version, gvk.kind)
 
 
 def _warning_text(f: Finding) -> str:
