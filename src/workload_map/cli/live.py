@@ -24,9 +24,13 @@ __all__ = [
 ]
 
 
-def read_manifest(path: str) -> dict[str, Any]:
-    """One workload manifest from a file or ``-`` (stdin); usage errors as spec 5.5."""
+def _documents(path: str) -> tuple[str, list[Any]]:
+    """The label (``stdin`` or the path) and the non-empty YAML/JSON documents of ``path`` or
+    ``-``; unreadable or unparseable input is a usage error (exit 2) naming the file."""
     import sys
+
+    from workload_map.errors import DefinitionError
+    from workload_map.model.loader import load_yaml_documents
 
     label = "stdin" if path == "-" else path
     try:
@@ -39,13 +43,15 @@ def read_manifest(path: str) -> dict[str, Any]:
         raise CommandError(f"cannot read {label}: {exc.strerror or exc}", exit_codes.USAGE) from exc
     except UnicodeDecodeError as exc:
         raise CommandError(f"{label}: not UTF-8 text ({exc.reason})", exit_codes.USAGE) from exc
-    from workload_map.errors import DefinitionError
-    from workload_map.model.loader import load_yaml_documents
-
     try:
-        docs = [d for d in load_yaml_documents(text, label) if d is not None]
+        return label, [d for d in load_yaml_documents(text, label) if d is not None]
     except DefinitionError as exc:
         raise CommandError(str(exc), exit_codes.USAGE) from exc
+
+
+def read_manifest(path: str) -> dict[str, Any]:
+    """One workload manifest from a file or ``-`` (stdin); usage errors as spec 5.5."""
+    label, docs = _documents(path)
     if len(docs) > 1:
         raise CommandError(
             f"{label} holds more than one document; describe reads one workload", exit_codes.USAGE
@@ -61,21 +67,7 @@ def read_manifest(path: str) -> dict[str, Any]:
 def read_objects(path: str) -> list[Mapping[str, Any]]:
     """Every object of a file (or ``-``): YAML/JSON documents, ``*List`` documents expanded
     (``kubectl get -o yaml``), lifecycle fixtures (``object`` + ``expect``) unwrapped."""
-    import sys
-
-    from workload_map.errors import DefinitionError
-    from workload_map.model.loader import load_yaml_documents
-
-    label = "stdin" if path == "-" else path
-    try:
-        if path == "-":
-            text = sys.stdin.read()
-        else:
-            with open(path, encoding="utf-8-sig") as fh:
-                text = fh.read()
-        docs = [d for d in load_yaml_documents(text, label) if d]
-    except (OSError, UnicodeDecodeError, DefinitionError) as exc:
-        raise CommandError(f"cannot read {label}: {exc}", exit_codes.USAGE) from exc
+    label, docs = _documents(path)
     out: list[Mapping[str, Any]] = []
     for d in docs:
         if (

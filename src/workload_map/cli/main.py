@@ -44,7 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "workload_map.cli.commands.describe",
         "Show one workload as a tree of components and pods (or a manifest with -f).",
     ),
-    "group": ("workload_map.cli.commands.group", "Show the PodGroup the gang rules give a pod."),
+    "group": ("workload_map.cli.commands.group", "Show the PodGroup KAI Scheduler creates for a pod."),
     "requirements": (
         "workload_map.cli.commands.requirements",
         "Placement needs of a manifest; --fit checks kube contexts.",

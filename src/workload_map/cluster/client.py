@@ -27,7 +27,6 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import quote
 
 import httpx
 import orjson
@@ -47,6 +46,7 @@ from workload_map.errors import (
     UnauthorizedError,
     causes,
 )
+from workload_map.kube.objects import api_path
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "KubeClient", "PatchType", "WatchEvent", "WatchStream", "api_path"]
 
@@ -74,28 +74,6 @@ DEFAULT_RESPONSE_DEADLINE = 300.0
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 #: Error bodies are cut here: only their Status message is used.
 MAX_ERROR_BODY = 64 * 1024
-
-
-def api_path(
-    api_version: str,
-    plural: str,
-    namespace: str | None = None,
-    name: str | None = None,
-    subresource: str | None = None,
-) -> str:
-    """``/api/v1/namespaces/ns/pods/x/status`` style paths from an apiVersion (``v1``, ``apps/v1``)."""
-    base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
-    parts = [base]
-    if namespace:
-        parts.append(f"namespaces/{quote(namespace, safe='')}")
-    parts.append(plural)
-    if name is not None:
-        if not name:
-            raise ValueError("name must not be empty")
-        parts.append(quote(name, safe=""))
-        if subresource:
-            parts.append(subresource)
-    return "/".join(parts)
 
 
 @dataclass(frozen=True)

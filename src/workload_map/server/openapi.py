@@ -600,7 +600,7 @@ def _paths() -> dict[str, Schema]:
             "get": {
                 "operationId": "getPodGroup",
                 "tags": ["gangs"],
-                "summary": "The PodGroup the gang rules give a pod (wmap group)",
+                "summary": "The PodGroup KAI Scheduler creates for a pod (wmap group)",
                 "responses": _responses(
                     {"200": _ok("PodGroup")},
                     ("404", "No such pod."),
