@@ -87,16 +87,6 @@ class DefinitionEntry:
         return gvk_string(gvk) if gvk is not None else None
 
 
-def _plurals(kind: str) -> set[str]:
-    k = kind.lower()
-    out = {k, k + "s"}
-    if k.endswith(("s", "x", "z", "ch", "sh")):
-        out.add(k + "es")
-    if k.endswith("y") and len(k) > 1 and k[-2] not in "aeiou":
-        out.add(k[:-1] + "ies")
-    return out
-
-
 @dataclass
 class DefinitionSet:
     """The merged definitions. ``entries`` is in list order."""
@@ -130,30 +120,6 @@ class DefinitionSet:
 
     def resolvable(self) -> list[DefinitionEntry]:
         return [e for e in self.entries if e.gvk is not None]
-
-    def match_token(self, token: str) -> list[DefinitionEntry]:
-        """Offline type match: the token as a Kind (case-insensitive; also its plural forms),
-        narrowed by group (``Kind.group``) or version and group (``Kind.version.group``)."""
-        t = token.strip().lower()
-        if not t:
-            return []
-        found: list[DefinitionEntry] = []
-        for e in self.resolvable():
-            gvk = e.gvk
-            assert gvk is not None
-            names = _plurals(gvk.kind)
-            if t in names:
-                found.append(e)
-                continue
-            first, _, rest = t.partition(".")
-            if not rest or first not in names:
-                continue
-            version, _, group = rest.partition(".")
-            same_group = rest == gvk.group.lower()
-            same_gv = bool(group) and version == gvk.version and group == gvk.group.lower()
-            if same_group or same_gv or (not gvk.group and rest == gvk.version):
-                found.append(e)
-        return found
 
     def types(self) -> list[str]:
         """Type tokens for completion: lowercase root kinds; a kind covered at several GVKs is

@@ -69,11 +69,13 @@ def test_merge_cluster_replaces_catalog_and_collisions_warn() -> None:
 
 
 def test_match_token_forms() -> None:
+    from workload_map.type_words import offline_candidates
+
     ds = DefinitionSet([entry("js"), entry("job", file="batch-job-v1")])
     for token in ("JobSet", "jobsets", "jobset.jobset.x-k8s.io", "jobset.v1alpha2.jobset.x-k8s.io"):
-        assert [e.name for e in ds.match_token(token)] == ["js"], token
-    assert [e.name for e in ds.match_token("jobs")] == ["job"]
-    assert ds.match_token("nope") == []
+        assert [e.name for e in offline_candidates(ds, token)] == ["js"], token
+    assert [e.name for e in offline_candidates(ds, "jobs")] == ["job"]
+    assert offline_candidates(ds, "nope") == []
     assert ds.types() == ["job", "jobset"]
 
 

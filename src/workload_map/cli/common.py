@@ -25,6 +25,7 @@ import click
 
 from workload_map.cli import exit_codes
 from workload_map.cli.errors import CommandError, NoDefinitionError
+from workload_map.errors import WorkloadMapError
 
 if TYPE_CHECKING:
     from workload_map.cli.main import State
@@ -399,56 +400,58 @@ class Session:
             raise NoDefinitionError(NO_DEFINITIONS)
         return self._definitions
 
-    # type resolution (upstream-spec 5.3, plus plural/short forms offline)
+    # type resolution: workload_map.type_words, the one resolver of every consumer
     def resolve_type(self, token: str) -> ResolvedType:
         from workload_map.cluster.discovery import discovery_error
-        from workload_map.definitions_source import kind_version_group
-        from workload_map.errors import AmbiguousResourceTypeError, ClusterError, UnknownResourceTypeError
+        from workload_map.errors import ClusterError
+        from workload_map.type_words import AmbiguousTypeWordError, offline_candidates, resolve_word
 
         defs = self.definitions()
-        disc = self.discovery()
         try:
-            matches = disc.resolve_type(token)
-        except (UnknownResourceTypeError, AmbiguousResourceTypeError):
-            matches = []
-        except ClusterError as exc:
-            raise CommandError(discovery_error(token, exc)) from exc
-        for m in matches:
-            found = defs.for_gvk(m.group, m.version, m.kind)
-            if len(found) == 1:
-                return ResolvedType(token, found[0], m)
-            if len(found) > 1:
-                raise _claimed_twice(found)
-        candidates: list[DefinitionEntry] = []
-        for m in matches:
-            for e in defs.for_group_kind(m.group, m.kind):
-                if e not in candidates:
-                    candidates.append(e)
-        if not candidates:
-            candidates = defs.match_token(token)
-        if not candidates:
-            raise NoDefinitionError(f'no Karta definition covers "{token}"')
-        keys = {e.key for e in candidates}
-        if len(candidates) > 1 and len(keys) == 1:
-            raise _claimed_twice(candidates)
-        if len(candidates) > 1:
-            # prefer the one the server serves, if exactly one is served
-            served = [e for e in candidates if self._resource_for(e) is not None]
+            match = resolve_word(defs, token, self.discovery())
+        except AmbiguousTypeWordError as exc:
+            # Several covered types; prefer the one the server serves, if exactly one is.
+            served = [e for e in offline_candidates(defs, token) if self._resource_for(e) is not None]
             if len(served) == 1:
                 return ResolvedType(token, served[0], self._resource_for(served[0]))
-            forms = ", ".join(kind_version_group(e.gvk) for e in candidates if e.gvk is not None)
-            raise CommandError(
-                f'"{token}" matches more than one Karta definition, retry with one of: {forms}',
-                exit_codes.USAGE,
-            )
-        entry = candidates[0]
-        return ResolvedType(token, entry, self._resource_for(entry))
+            raise type_word_error(exc) from exc
+        except ClusterError as exc:
+            raise CommandError(discovery_error(token, exc)) from exc
+        except WorkloadMapError as exc:
+            raise type_word_error(exc) from exc
+        from workload_map.cluster.discovery import APIResource
+
+        given = match.served
+        resource = given if isinstance(given, APIResource) else self._resource_for(match.entry)
+        return ResolvedType(token, match.entry, resource)
 
     def _resource_for(self, entry: DefinitionEntry) -> APIResource | None:
         gvk = entry.gvk
         if gvk is None:
             return None
         return self.discovery().resource_for_kind(gvk.api_version, gvk.kind)
+
+
+def type_word_error(exc: Exception) -> CommandError:
+    """A type-word failure as the CLI reports it: unknown or uncovered words exit 4 (no
+    definition), ambiguous words and definitions claimed twice are usage errors (2)."""
+    from workload_map.cli.main import PROG
+    from workload_map.type_words import (
+        AmbiguousTypeWordError,
+        DefinitionClaimedTwiceError,
+        NoDefinitionForTypeError,
+        UnknownTypeWordError,
+    )
+
+    hint = f'Run "{PROG} definitions" to see what is available'
+    if isinstance(exc, UnknownTypeWordError):
+        more = f"; did you mean {' or '.join(repr(s) for s in exc.suggestions)}?" if exc.suggestions else "."
+        return NoDefinitionError(f'no Karta definition covers "{exc.word}"{more} {hint}')
+    if isinstance(exc, NoDefinitionForTypeError):
+        return NoDefinitionError(f'no Karta definition covers "{exc.word}" ({exc.gvk}). {hint}')
+    if isinstance(exc, AmbiguousTypeWordError | DefinitionClaimedTwiceError):
+        return CommandError(str(exc), exit_codes.USAGE)
+    return CommandError(str(exc))
 
 
 def _claimed_twice(found: Sequence[DefinitionEntry]) -> CommandError:

@@ -253,7 +253,9 @@ class ClusterState:
             if t is not None and t not in out:
                 out.append(t)
         if not out:
-            for e in self.definitions().match_token(token):
+            from workload_map.type_words import resolve_words
+
+            for e in (m.entry for m in resolve_words(self.definitions(), token)):
                 gvk = e.gvk
                 if gvk is None:
                     continue

@@ -11,9 +11,16 @@ from __future__ import annotations
 import click
 
 from workload_map.cli import exit_codes
-from workload_map.cli.common import Session, connection_options, output_option, resolve_output
+from workload_map.cli.common import (
+    Session,
+    connection_options,
+    output_option,
+    resolve_output,
+    type_word_error,
+)
 from workload_map.cli.errors import CommandError
 from workload_map.cli.main import PROG, get_state
+from workload_map.errors import WorkloadMapError
 
 FORMATS = ("table", "json", "yaml")
 
@@ -75,17 +82,21 @@ def command(
     fmt = resolve_output(state, FORMATS)
     session = Session(state)
     try:
-        entries = list(session.definitions().entries)
+        defs = session.definitions()
+        entries = list(defs.entries)
     finally:
         session.close()
 
     if name is not None:
         found = [e for e in entries if e.name == name]
         if not found:
-            raise CommandError(
-                f'no Karta definition named "{name}". Run "{PROG} definitions" to see what is available',
-                exit_codes.ERROR,
-            )
+            # Any type word names its definition, as in get, describe and explain.
+            from workload_map.type_words import resolve_word
+
+            try:
+                found = [resolve_word(defs, name).entry]
+            except WorkloadMapError as exc:
+                raise type_word_error(exc) from exc
         # The cluster's wins over the catalog's (the merge keeps one per GVK; prefer cluster).
         chosen = sorted(found, key=lambda e: {"local": 0, "cluster": 1, "catalog": 2}[e.origin])[0]
         click.echo(dump_definition(chosen.karta, "json" if fmt == "json" else "yaml"), nl=False)

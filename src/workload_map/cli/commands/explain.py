@@ -1,18 +1,24 @@
 """``wmap explain KIND|NAME``: one definition of the merged set, explained in words.
 
-The argument is a definition name (exact) or a kind (``pytorchjob``, ``PyTorchJob.kubeflow.org``,
-``MPIJob.v2beta1.kubeflow.org``, plurals too). ``-o json|yaml`` gives the structured explanation.
-Exit 4 when no definition covers the argument, 2 when it matches several kinds.
+The argument is any type word :mod:`workload_map.type_words` accepts: a definition name, a kind,
+plural, singular or short name (``lws``, ``pytorchjobs``), ``Kind.group``, ``Kind.version.group``.
+``-o json|yaml`` gives the structured explanation. Exit 4 when no definition covers the
+argument (with "did you mean" for an unknown word), 2 when it matches several kinds.
 """
 
 from __future__ import annotations
 
 import click
 
-from workload_map.cli import exit_codes
-from workload_map.cli.common import Session, connection_options, output_option, resolve_output
-from workload_map.cli.errors import CommandError, NoDefinitionError
-from workload_map.cli.main import PROG, get_state
+from workload_map.cli.common import (
+    Session,
+    connection_options,
+    output_option,
+    resolve_output,
+    type_word_error,
+)
+from workload_map.cli.main import get_state
+from workload_map.errors import WorkloadMapError
 
 FORMATS = ("table", "json", "yaml")
 
@@ -29,7 +35,6 @@ def command(target: str) -> None:
     """Explain the definition for KIND (or the definition named NAME): its components and roles,
     where each component's pods come from, replica formulas, instance ids, pod selectors, how
     each phase is decided, suspend/resume and gang rules."""
-    from workload_map.definitions_source import kind_version_group
     from workload_map.views.explain import explanation, render_explanation
     from workload_map.views.machine import dump
 
@@ -40,20 +45,12 @@ def command(target: str) -> None:
         defs = session.definitions()
     finally:
         session.close()
-    entry = defs.by_name(target)
-    if entry is None:
-        found = defs.match_token(target)
-        if not found:
-            raise NoDefinitionError(
-                f'no Karta definition covers "{target}". Run "{PROG} definitions" to see what is available'
-            )
-        if len(found) > 1:
-            forms = ", ".join(kind_version_group(e.gvk) for e in found if e.gvk is not None)
-            raise CommandError(
-                f'"{target}" matches more than one Karta definition, retry with one of: {forms}',
-                exit_codes.USAGE,
-            )
-        entry = found[0]
+    from workload_map.type_words import resolve_word
+
+    try:
+        entry = resolve_word(defs, target).entry
+    except WorkloadMapError as exc:
+        raise type_word_error(exc) from exc
     ex = explanation(entry.karta)
     ex["origin"] = entry.origin
     if fmt in ("json", "yaml"):
