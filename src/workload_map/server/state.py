@@ -230,38 +230,41 @@ class ClusterState:
         return self.all_types().get(key)
 
     def resolve_token(self, token: str) -> list[TypeRef]:
-        """Types a token names: a definition name, a served resource or kind token (kubectl's
-        forms: ``jobsets``, ``JobSet``, ``jobset.jobset.x-k8s.io``, ``JobSet.v1alpha2.jobset.x-k8s.io``)
-        or an offline kind match. Empty when nothing covered and served matches."""
-        from workload_map.errors import AmbiguousResourceTypeError, UnknownResourceTypeError
+        """The served covered types a word names, by :mod:`workload_map.type_words` (the words
+        every consumer accepts). A word naming a version (``JobSet.v1alpha2.jobset.x-k8s.io``)
+        gets that version; otherwise the most stable served one. Empty when nothing covered and
+        served matches."""
+        from workload_map.type_words import (
+            AmbiguousTypeWordError,
+            TypeWordError,
+            offline_candidates,
+            resolve_word,
+        )
 
+        defs = self.definitions()
         types = self.all_types()
         defaults = {(t.resource.group, t.resource.kind): t for t in self.served_types()}
-        by_name = [t for t in types.values() if t.entry.name == token]
-        if by_name:
-            return [defaults.get((t.resource.group, t.resource.kind), t) for t in by_name][:1]
+        explicit: str | None = None
         try:
-            matches = self.discovery.resolve_type(token)
-        except (UnknownResourceTypeError, AmbiguousResourceTypeError):
-            matches = []
+            match = resolve_word(defs, token, self.discovery)
+            entries = [match.entry]
+            served = match.served
+            if served is not None and token.count(".") >= 2 and token.split(".")[1] == served.version:
+                explicit = f"{served.kind}.{served.version}.{served.group}" if served.group else None
+        except AmbiguousTypeWordError:
+            entries = offline_candidates(defs, token)
+        except TypeWordError:
+            return []
         except ClusterError as exc:
             raise from_cluster_error(exc, "discovery") from exc
+        if explicit is not None and explicit in types:
+            return [types[explicit]]
         out: list[TypeRef] = []
-        explicit_version = token.count(".") >= 2 and any(token.split(".")[1] == m.version for m in matches)
-        for m in matches:
-            t = types.get(m.gvk) if explicit_version else defaults.get((m.group, m.kind))
+        for e in entries:
+            gvk = e.gvk
+            t = defaults.get((gvk.group, gvk.kind)) if gvk is not None else None
             if t is not None and t not in out:
                 out.append(t)
-        if not out:
-            from workload_map.type_words import resolve_words
-
-            for e in (m.entry for m in resolve_words(self.definitions(), token)):
-                gvk = e.gvk
-                if gvk is None:
-                    continue
-                t = defaults.get((gvk.group, gvk.kind))
-                if t is not None and t not in out:
-                    out.append(t)
         return out
 
     # ------------------------------------------------------------------------------- informers
