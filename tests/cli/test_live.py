@@ -583,3 +583,26 @@ def test_describe_lws_splits_pods_per_group(kube: KubeTestClient, namespace: str
     rc, out, err = wmap("describe", "lws", "vllm", "--kubeconfig", kc)
     assert rc == 0, err
     assert "|-- group[0]" in out and "`-- group[1]" in out
+
+
+def test_all_types_sees_a_crd_installed_after_the_disk_cache(
+    kube: KubeTestClient, namespace: str, kc: str, tmp_path: Path
+) -> None:
+    """The discovery disk cache (6 hours) must not hide a type installed since it was written."""
+    import json
+    import uuid
+
+    from tests.operator.helpers import karta, widget_crd
+
+    group = f"g{uuid.uuid4().hex[:8]}.example.com"
+    defs = tmp_path / "gizmo.yaml"
+    defs.write_text(json.dumps(karta("gizmo", group, "v1", "Gizmo")))
+    rc, out, err = wmap("get", "--all-types", "--definitions", str(defs), "--kubeconfig", kc)
+    assert rc == 0 and "Gizmo" not in out, err  # not installed yet; the cache is written now
+    crds.install_crds(kube, [widget_crd(group, kind="Gizmo")], downlevel=False)
+    kube.create(
+        {"apiVersion": f"{group}/v1", "kind": "Gizmo", "metadata": {"name": "g1", "namespace": namespace}}
+    )
+    rc, out, err = wmap("get", "--all-types", "--definitions", str(defs), "--kubeconfig", kc)
+    assert rc == 0, err
+    assert any(ln.split()[:1] == ["g1"] and "Gizmo" in ln for ln in out.splitlines()), out

@@ -28,7 +28,7 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -324,6 +324,45 @@ class Discovery:
     def refresh(self) -> None:
         """Fetch everything from the server again (and rewrite the disk cache)."""
         self._load(fresh=True)
+
+    def revalidate(self, covered: Iterable[tuple[str, str]]) -> bool:
+        """Make sure a copy read from disk (or older than :data:`FRESH_ENOUGH`) is not hiding a
+        covered ``(group, kind)`` installed since: one ``/apis`` request; a covered group whose
+        versions changed, or a served group that lacks a covered kind, means a full refresh.
+        True when it refreshed. A copy fetched in this process just now is trusted as is."""
+        snap = self._load()
+        if not snap.from_disk and self._clock() - snap.fetched_at <= FRESH_ENOUGH:
+            return False
+        wanted: dict[str, set[str]] = {}
+        for group, kind in covered:
+            wanted.setdefault(group, set()).add(kind.lower())
+        apis, aggregated = self._get_root("/apis")
+        if aggregated:
+            self.refresh()
+            return True
+        now_groups = {
+            str(g["name"]): tuple(str(v["version"]) for v in g.get("versions") or [])
+            for g in apis.get("groups") or []
+            if isinstance(g, Mapping)
+        }
+        had = {g.name: g.versions for g in snap.groups}
+        if any(now_groups.get(g) != had.get(g) for g in wanted if g):
+            self.refresh()
+            return True
+
+        def served_kinds(group: str) -> set[str]:
+            return {
+                r.kind.lower()
+                for v in had.get(group, ())
+                for r in snap.resources.get(f"{group}/{v}" if group else v, ())
+            }
+
+        # A covered kind missing from a group the server serves: a CRD added to a known group.
+        stale = [g for g, kinds in wanted.items() if g in had and not kinds <= served_kinds(g)]
+        if not stale:
+            return False
+        self.refresh()
+        return True
 
     def _read_cache(self) -> _Snapshot | None:
         if self.cache_file is None:

@@ -274,6 +274,7 @@ def _all_types(
 ) -> tuple[list[Row], dict[tuple[str, str], str]]:
     from workload_map.cluster.discovery import version_priority
     from workload_map.cluster.owners import make_owner_lookup
+    from workload_map.errors import ClusterError
 
     defs = session.definitions()
     disc = session.discovery()
@@ -282,6 +283,10 @@ def _all_types(
         gvk = e.gvk
         assert gvk is not None
         by_gk.setdefault((gvk.group, gvk.kind), set()).add(gvk.version)
+    try:
+        disc.revalidate(by_gk)  # a type installed since the disk cache was written must show
+    except ClusterError as exc:
+        raise CommandError(f"cannot read the server's API groups: {exc}") from exc
     kinds_groups: dict[str, set[str]] = {}
     for group, kind in by_gk:
         kinds_groups.setdefault(kind, set()).add(group)
