@@ -280,6 +280,8 @@ class Discovery:
         self._lock = threading.RLock()
         self._snapshot: _Snapshot | None = None
         self._partial: dict[str, list[APIResource]] = {}
+        #: Group versions read by :meth:`served_at` (long-running processes): (time, resources).
+        self._timed: dict[str, tuple[float, list[APIResource]]] = {}
         if cache_dir is False:
             self.cache_file: Path | None = None
         else:
@@ -593,6 +595,45 @@ class Discovery:
         with self._lock:
             self._partial[api_version] = rows
         return rows
+
+    # ------------------------------------------------------------------------- long-running use
+
+    def served_at(self, api_version: str, *, max_age: float) -> list[APIResource]:
+        """The resources of one group version, read again when the copy is older than
+        ``max_age`` seconds (``[]`` when not served): how the operator and the exporter follow
+        CRD changes without keeping discovery caches of their own."""
+        now = self._clock()
+        with self._lock:
+            hit = self._timed.get(api_version)
+            if hit is not None and now - hit[0] < max_age:
+                return hit[1]
+        group, version = split_api_version(api_version)
+        try:
+            rows = self._fetch_one(group, version, False)
+        except NotFoundError:
+            rows = []
+        with self._lock:
+            self._timed[api_version] = (now, rows)
+        return rows
+
+    def forget(self) -> None:
+        """Drop what :meth:`served_at` remembers (e.g. when CRDs changed)."""
+        with self._lock:
+            self._timed.clear()
+
+    def group_versions(self) -> dict[str, list[str]]:
+        """Group -> served versions, read from the server now (core group ``""``)."""
+        core, _ = self._get_root("/api")
+        apis, aggregated = self._get_root("/apis")
+        out: dict[str, list[str]] = {"": [str(v) for v in core.get("versions") or ["v1"]]}
+        if aggregated:
+            for g in _parse_aggregated(apis)[0]:
+                out[g.name] = list(g.versions)
+            return out
+        for g in apis.get("groups") or []:
+            if isinstance(g, Mapping):
+                out[str(g.get("name"))] = [str(v.get("version")) for v in g.get("versions") or []]
+        return out
 
     def resource_for_kind(self, api_version: str, kind: str) -> APIResource | None:
         """RESTMapper: the resource serving ``kind`` at ``api_version`` (for ownerReferences), or None."""

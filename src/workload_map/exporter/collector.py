@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from workload_map import __version__
 from workload_map.controllers import EventHandler, Informer, WorkQueue, run_workers
 from workload_map.controllers.workqueue import WorkerPool
-from workload_map.errors import ClusterError, DefinitionQuarantinedError, NotFoundError, WorkloadMapError
+from workload_map.errors import ClusterError, DefinitionQuarantinedError, WorkloadMapError
 from workload_map.exporter import metrics as m
 from workload_map.exporter.exposition import Family
 from workload_map.kube.objects import (
@@ -181,7 +181,9 @@ class Exporter:
         self._compiled_cache: dict[tuple[str, str], CompiledDefinition] = {}
         #: Definitions that keep exceeding the expression limits are not evaluated for a while.
         self.quarantine = Quarantine()
-        self._served_cache: dict[str, dict[str, tuple[str, bool]]] = {}
+        from workload_map.cluster.discovery import Discovery
+
+        self.discovery = Discovery(self.client, cache_dir=False)
         self._missing: dict[str, int] = {}
         self._version = 0
         self.queue: WorkQueue[WorkloadKey] = WorkQueue(name="workloads")
@@ -293,30 +295,13 @@ class Exporter:
             self._nudge.clear()
 
     def _served(self, group_version: str) -> dict[str, tuple[str, bool]]:
-        """kind -> (plural, namespaced) served at a group version (positive answers cached)."""
-        cached = self._served_cache.get(group_version)
-        if cached is not None:
-            return cached
-        path = f"/apis/{group_version}" if "/" in group_version else f"/api/{group_version}"
-        try:
-            doc = self.client.get(path)
-        except NotFoundError:
-            return {}
-        kinds: dict[str, tuple[str, bool]] = {}
-        for res in doc.get("resources") or []:
-            if isinstance(res, Mapping) and "/" not in str(res.get("name", "")):
-                kinds[str(res.get("kind"))] = (str(res.get("name")), bool(res.get("namespaced")))
-        if kinds:
-            self._served_cache[group_version] = kinds
-        return kinds
+        """kind -> (plural, namespaced) served at a group version (the shared discovery,
+        re-read every 4 rediscovery intervals, so kinds added to a served group are followed)."""
+        rows = self.discovery.served_at(group_version, max_age=4 * self.rediscover_interval)
+        return {r.kind: (r.name, r.namespaced) for r in rows if "/" not in r.name}
 
     def _group_versions(self) -> dict[str, list[str]]:
-        groups: dict[str, list[str]] = {"": ["v1"]}
-        doc = self.client.get("/apis")
-        for g in doc.get("groups") or []:
-            if isinstance(g, Mapping):
-                groups[str(g.get("name"))] = [str(v.get("version")) for v in g.get("versions") or []]
-        return groups
+        return self.discovery.group_versions()
 
     def rediscover(self) -> None:
         """Recompute the definitions and served kinds; start/stop informers to match."""

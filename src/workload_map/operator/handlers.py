@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -77,15 +76,15 @@ class ServedKinds:
     (cached per group-version, dropped whenever CRDs change)."""
 
     def __init__(self, client: KubeClient, crds: Callable[[], list[Obj]], ttl: float = 60.0) -> None:
+        from workload_map.cluster.discovery import Discovery
+
         self.client = client
         self._crds = crds
         self.ttl = ttl
-        self._cache: dict[str, tuple[float, Mapping[str, tuple[str, bool]]]] = {}
-        self._lock = threading.Lock()
+        self._discovery = Discovery(client, cache_dir=False)
 
     def invalidate(self) -> None:
-        with self._lock:
-            self._cache.clear()
+        self._discovery.forget()
 
     def _from_crds(self, group: str, version: str, kind: str) -> bool | None:
         seen_group = False
@@ -100,26 +99,11 @@ class ServedKinds:
         return False if seen_group else None
 
     def _discovered(self, group: str, version: str) -> Mapping[str, tuple[str, bool]]:
-        """Kind -> (plural, namespaced) of a group-version's discovery document (cached)."""
+        """Kind -> (plural, namespaced) of a group-version's discovery document (the shared
+        :class:`~workload_map.cluster.discovery.Discovery`, re-read after ``ttl``)."""
         gv = f"{group}/{version}" if group else version
-        now = time.monotonic()
-        with self._lock:
-            hit = self._cache.get(gv)
-            if hit is not None and now - hit[0] < self.ttl:
-                return hit[1]
-        path = f"/apis/{gv}" if group else f"/api/{version}"
-        try:
-            doc = self.client.get(path)
-            kinds = {
-                str(r.get("kind")): (str(r.get("name")), bool(r.get("namespaced")))
-                for r in doc.get("resources") or []
-                if "/" not in str(r.get("name", ""))
-            }
-        except NotFoundError:
-            kinds = {}
-        with self._lock:
-            self._cache[gv] = (now, kinds)
-        return kinds
+        rows = self._discovery.served_at(gv, max_age=self.ttl)
+        return {r.kind: (r.name, r.namespaced) for r in rows if "/" not in r.name}
 
     def served(self, group: str, version: str, kind: str) -> bool:
         found = self._from_crds(group, version, kind)
