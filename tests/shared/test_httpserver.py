@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from workload_map.httpserver import (
+from workload_map.runtime.http import (
     BoundedHTTPServer,
     BoundedRequestHandler,
     ServerLimits,

@@ -30,8 +30,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from workload_map import __version__
-from workload_map.controllers import EventHandler, Informer, WorkQueue, run_workers
-from workload_map.controllers.workqueue import WorkerPool
 from workload_map.errors import ClusterError, DefinitionQuarantinedError, WorkloadMapError
 from workload_map.exporter import metrics as m
 from workload_map.exporter.exposition import Family
@@ -51,6 +49,8 @@ from workload_map.kube.objects import (
 )
 from workload_map.kube.owners import climb, descendants
 from workload_map.quarantine import Quarantine, exceeded_limits
+from workload_map.runtime import EventHandler, Informer, WorkQueue, run_workers
+from workload_map.runtime.workqueue import WorkerPool
 
 if TYPE_CHECKING:
     from workload_map.cluster.client import KubeClient

@@ -12,7 +12,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from workload_map.exporter.exposition import CONTENT_TYPE
-from workload_map.httpserver import BoundedHTTPServer, BoundedRequestHandler, ServerLimits, ServerThread
+from workload_map.runtime.http import BoundedHTTPServer, BoundedRequestHandler, ServerLimits, ServerThread
 
 if TYPE_CHECKING:
     from workload_map.exporter.collector import Exporter

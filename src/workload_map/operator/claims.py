@@ -26,18 +26,13 @@ from typing import Any
 from workload_map.cluster.client import KubeClient, api_path
 from workload_map.errors import ConflictError, NotFoundError
 from workload_map.operator import texts
+from workload_map.runtime.leader import LEASE_API, now_micro
 
 log = logging.getLogger(__name__)
 
-LEASE_API = "coordination.k8s.io/v1"
 CLAIM_LABEL = "run.ai/karta-claim"
 ANNOTATION_GVK = "run.ai/karta-gvk"
 DEFAULT_GRACE = 15.0
-
-
-def now_micro() -> str:
-    """A MicroTime string (``2006-01-02T15:04:05.000000Z``)."""
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def parse_time(value: str | None) -> float | None:

@@ -1,10 +1,10 @@
 """A small kopf-like runtime for the Karta operator.
 
-- Informers (``workload_map.controllers.informer``) list+watch Kartas and CRDs; their handlers only
+- Informers (``workload_map.runtime.informer``) list+watch Kartas and CRDs; their handlers only
   enqueue Karta names into a de-duplicating, rate-limited :class:`WorkQueue`, so a burst of events
   for one Karta is one reconciliation and a key is never processed by two workers at once.
 - Worker threads call the handlers (:class:`~workload_map.operator.handlers.KartaHandlers`) only
-  while this replica is the leader (:class:`~workload_map.operator.leader.LeaderElector`); becoming
+  while this replica is the leader (:class:`~workload_map.runtime.leader.LeaderElector`); becoming
   leader enqueues every known Karta. A failing key is retried with backoff and, after
   ``max_retries``, re-queued after ``retry_after`` seconds: API outages lose no work.
 - CRD events (add, delete, served versions changed) drop the discovery cache and re-queue the
@@ -19,13 +19,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from workload_map.cluster.client import KubeClient
-from workload_map.controllers.informer import EventHandler, Informer
-from workload_map.controllers.workqueue import WorkerPool, WorkQueue
 from workload_map.kube.objects import KARTA_PLURAL
 from workload_map.operator import texts
 from workload_map.operator.claims import ClaimStore
 from workload_map.operator.handlers import KartaHandlers, ServedKinds
-from workload_map.operator.leader import LeaderElector
+from workload_map.runtime.informer import EventHandler, Informer
+from workload_map.runtime.leader import LeaderElector
+from workload_map.runtime.workqueue import WorkerPool, WorkQueue
 
 log = logging.getLogger(__name__)
 

@@ -23,18 +23,18 @@ from typing import Any
 
 import orjson
 
-from workload_map.httpserver import (
+from workload_map.model.findings import ERROR
+from workload_map.model.loader import load_definitions_text
+from workload_map.operator import texts
+from workload_map.operator.certs import MUTATE_PATH, VALIDATE_PATH
+from workload_map.operator.claims import ClaimStore
+from workload_map.runtime.http import (
     BoundedHTTPServer,
     BoundedRequestHandler,
     ServerLimits,
     ServerThread,
     parse_listen,
 )
-from workload_map.model.findings import ERROR
-from workload_map.model.loader import load_definitions_text
-from workload_map.operator import texts
-from workload_map.operator.certs import MUTATE_PATH, VALIDATE_PATH
-from workload_map.operator.claims import ClaimStore
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@
   so types whose CRDs appear later are picked up.
 * **Types**: one :class:`TypeRef` per covered kind the cluster serves (for a group and kind with
   several covered served versions: the most stable one), plus any exact served version asked for.
-* **Informers** (:class:`workload_map.controllers.informer.Informer`): one per workload resource,
+* **Informers** (:class:`workload_map.runtime.informer.Informer`): one per workload resource,
   plus one for pods, each with its own HTTP client (a watch holds a connection). Started for
   every served type by :meth:`ClusterState.start` (in the background) and on first use for types
   that appear later. Their events feed :meth:`subscribe` callbacks (the SSE endpoint).
@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workload_map.controllers.informer import EventHandler, Informer
 from workload_map.errors import ClusterError, WorkloadMapError
 from workload_map.quarantine import Quarantine
+from workload_map.runtime.informer import EventHandler, Informer
 from workload_map.server.errors import HttpError, from_cluster_error
 
 if TYPE_CHECKING:

@@ -61,8 +61,8 @@ def command(
     import threading
 
     from workload_map.exporter import Exporter, MetricsServer
-    from workload_map.httpserver import parse_listen
     from workload_map.logs import configure_logging
+    from workload_map.runtime.http import parse_listen
 
     configure_logging(getattr(logging, log_level.upper(), logging.INFO))
     state = get_state()

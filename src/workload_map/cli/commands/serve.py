@@ -17,7 +17,7 @@ from workload_map.cli.main import get_state
 
 
 def _split_listen(listen: str) -> tuple[str, int]:
-    from workload_map.httpserver import parse_listen
+    from workload_map.runtime.http import parse_listen
 
     try:
         return parse_listen(listen)

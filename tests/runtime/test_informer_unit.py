@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from tests.controllers.fakes import FakeClient, gone, obj, refused
-from workload_map.controllers import EventHandler, Informer
+from tests.runtime.fakes import FakeClient, gone, obj, refused
+from workload_map.runtime import EventHandler, Informer
 
 
 class Recorder:

@@ -16,7 +16,7 @@ Lifecycle of the informer thread (client-go's reflector, simplified):
    resourceVersion (a 410 then leads to a relist); a failing list is retried the same way.
 
 Handlers run on the informer thread and must be quick: hand work to a
-:class:`~workload_map.controllers.workqueue.WorkQueue`. Objects are the decoded dicts from the
+:class:`~workload_map.runtime.workqueue.WorkQueue`. Objects are the decoded dicts from the
 API (by default without ``metadata.managedFields``) and are shared with the store: do not
 mutate them.
 

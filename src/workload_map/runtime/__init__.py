@@ -1,6 +1,8 @@
-"""Shared watch machinery: :class:`Informer` (list + watch into an in-memory store) and
-:class:`WorkQueue` (de-duplicating, rate-limited work queue with worker threads), in the spirit of
-client-go's informers and work queues, on :class:`workload_map.cluster.KubeClient`.
+"""The shared runtime of the long-running processes (operator, exporter, ``wmap serve``):
+:class:`Informer` (list + watch into an in-memory store) and :class:`WorkQueue` (de-duplicating,
+rate-limited work queue with worker threads), in the spirit of client-go's, on
+:class:`workload_map.cluster.KubeClient`; :mod:`.leader` (Lease leader election) and :mod:`.http`
+(the bounded HTTP server of the exporter and the webhooks). It never imports the processes.
 
 Typical use::
 
@@ -16,7 +18,7 @@ Typical use::
     informer.wait_for_sync(30)
 """
 
-from workload_map.controllers.informer import (
+from workload_map.runtime.informer import (
     EventHandler,
     Informer,
     InformerStats,
@@ -25,7 +27,7 @@ from workload_map.controllers.informer import (
     object_key,
     strip_managed_fields,
 )
-from workload_map.controllers.workqueue import RateLimiter, WorkerPool, WorkQueue, run_workers
+from workload_map.runtime.workqueue import RateLimiter, WorkerPool, WorkQueue, run_workers
 
 __all__ = [
     "EventHandler",

@@ -15,6 +15,7 @@ the Lease (empty holder) so that a successor takes over at once.
 
 from __future__ import annotations
 
+import datetime as _dt
 import logging
 import threading
 import time
@@ -23,7 +24,14 @@ from typing import Any
 
 from workload_map.cluster.client import KubeClient, api_path
 from workload_map.errors import ConflictError, NotFoundError, WorkloadMapError
-from workload_map.operator.claims import LEASE_API, now_micro
+
+LEASE_API = "coordination.k8s.io/v1"
+
+
+def now_micro() -> str:
+    """A MicroTime string (``2006-01-02T15:04:05.000000Z``), as Leases carry them."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
 
 log = logging.getLogger(__name__)
 

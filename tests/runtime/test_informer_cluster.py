@@ -11,7 +11,7 @@ from typing import Any
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient
 from workload_map.cluster import KubeClient
-from workload_map.controllers import EventHandler, Informer
+from workload_map.runtime import EventHandler, Informer
 
 
 def cm(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from workload_map.controllers import RateLimiter, WorkQueue, run_workers
+from workload_map.runtime import RateLimiter, WorkQueue, run_workers
 
 
 def test_dedupe_before_processing() -> None:
