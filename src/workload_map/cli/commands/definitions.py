@@ -91,10 +91,15 @@ def command(
         found = [e for e in entries if e.name == name]
         if not found:
             # Any type word names its definition, as in get, describe and explain.
-            from workload_map.type_words import resolve_word
+            from workload_map.type_words import NoDefinitionForTypeError, UnknownTypeWordError, resolve_word
 
             try:
                 found = [resolve_word(defs, name).entry]
+            except (UnknownTypeWordError, NoDefinitionForTypeError) as exc:
+                raise CommandError(  # upstream-spec 5.6: this text, exit 1
+                    f'no Karta definition named "{name}". Run "{PROG} definitions" to see what is available',
+                    exit_codes.ERROR,
+                ) from exc
             except WorkloadMapError as exc:
                 raise type_word_error(exc) from exc
         # The cluster's wins over the catalog's (the merge keeps one per GVK; prefer cluster).
