@@ -1,5 +1,5 @@
 """``wmap get (TYPE[/NAME] [NAME] | --all-types)`` (upstream-spec 5.4, plus GPU/COMPONENTS columns,
-``-A``, ``-o wide`` pod readiness and ``--watch``).
+``-A``, pod readiness with ``-o wide``, ``-o json`` and ``-o yaml``, and ``--watch``).
 
 Objects are read page by page (``--chunk-size``) and resolved as they arrive; only the small row
 views are kept (the raw objects too with ``-o wide``, which attributes pods), so memory stays flat
@@ -546,12 +546,14 @@ def _run(
         raise click.UsageError("--watch needs one TYPE (it cannot be combined with --all-types)")
     namespace = session.namespace()
     list_ns = None if all_namespaces else namespace
-    wide = fmt == "wide"
+    # Ready counts need the pods: -o wide shows them, and machine output must carry the same
+    # numbers, never "ready": null where the table has a count.
+    with_pods = fmt in ("wide", "json", "yaml")
     if all_types:
         rows, labels = _all_types(
-            session, namespace=list_ns, selector=selector, chunk=chunk_size, keep=wide, phases=phases
+            session, namespace=list_ns, selector=selector, chunk=chunk_size, keep=with_pods, phases=phases
         )
-        if wide:
+        if with_pods:
             rows = _add_pods(session, rows, all_namespaces, namespace)
         _sort(rows)
         _print(rows, fmt, show_type=True, labels=labels, bare=False)
@@ -581,11 +583,11 @@ def _run(
         name=name,
         selector=selector,
         chunk=chunk_size,
-        keep=wide,
+        keep=with_pods,
         phases=phases,
         sink=sink,
     )
-    if wide:
+    if with_pods:
         rows = _add_pods(session, rows, all_namespaces, namespace)
     _sort(rows)
     _print(rows, fmt, show_type=False, labels={}, bare=slash)
