@@ -248,3 +248,120 @@ def create_lws_tree(
                 )
             )
     return lws, pods
+
+
+def create_raycluster_tree(
+    kube: KubeTestClient, name: str, namespace: str, *, workers: int = 2, gpus: int = 1
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A RayCluster, its head Pod and one worker group's Pods, owned by the RayCluster with
+    KubeRay's labels (framework-shapes.md 5: ray.io/node-type, ray.io/group, ray.io/cluster)."""
+    tpl = _lws_template(gpus)
+    rc = kube.create(
+        {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayCluster",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "headGroupSpec": {"rayStartParams": {}, "template": _lws_template(0)},
+                "workerGroupSpecs": [
+                    {
+                        "groupName": "gpu",
+                        "replicas": workers,
+                        "minReplicas": 0,
+                        "maxReplicas": 8,
+                        "rayStartParams": {},
+                        "template": tpl,
+                    }
+                ],
+            },
+        }
+    )
+    common = {
+        "ray.io/cluster": name,
+        "ray.io/is-ray-node": "yes",
+        "app.kubernetes.io/created-by": "kuberay-operator",
+    }
+    pods = [
+        kube.make_pod(
+            f"{name}-head-x1",
+            namespace,
+            owner=rc,
+            labels={
+                **common,
+                "ray.io/node-type": "head",
+                "ray.io/group": "headgroup",
+                "ray.io/identifier": f"{name}-head",
+            },
+            cpu="1",
+            memory="2Gi",
+            node="node-a",
+        )
+    ]
+    for i in range(workers):
+        pods.append(
+            kube.make_pod(
+                f"{name}-gpu-worker-{i}",
+                namespace,
+                owner=rc,
+                labels={
+                    **common,
+                    "ray.io/node-type": "worker",
+                    "ray.io/group": "gpu",
+                    "ray.io/identifier": f"{name}-worker",
+                },
+                gpus=gpus,
+                cpu="1",
+                memory="2Gi",
+                node="node-a",
+            )
+        )
+    return rc, pods
+
+
+def create_deployment_tree(
+    kube: KubeTestClient, name: str, namespace: str, *, replicas: int = 2, gpus: int = 1
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A Deployment, its ReplicaSet ``<name>-<hash>`` and Pods ``<rs>-<suffix>`` carrying
+    ``pod-template-hash``, as the Deployment and ReplicaSet controllers create them."""
+    labels = {"app": name}
+    template = {"metadata": {"labels": labels}, **_lws_template(gpus)}
+    dep = kube.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": template},
+        }
+    )
+    rs_labels = {**labels, "pod-template-hash": "5d9f7c"}
+    rs = kube.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": f"{name}-5d9f7c",
+                "namespace": namespace,
+                "labels": rs_labels,
+                "ownerReferences": [owner_reference(dep)],
+            },
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": rs_labels},
+                "template": {**template, "metadata": {"labels": rs_labels}},
+            },
+        }
+    )
+    pods = [
+        kube.make_pod(
+            f"{rs['metadata']['name']}-p{i}",
+            namespace,
+            owner=rs,
+            labels=rs_labels,
+            gpus=gpus,
+            cpu="1",
+            memory="2Gi",
+            node="node-a",
+        )
+        for i in range(replicas)
+    ]
+    return dep, pods
