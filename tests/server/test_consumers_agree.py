@@ -2,7 +2,8 @@
 API and the exporter report the same pods desired/ready per component and the same GPU total,
 for workloads seeded with the objects and owner chains their controllers create
 (tests/support/seed.py: JobSet -> Job -> Pod; LWS -> StatefulSet -> leader Pod -> StatefulSet ->
-Pods; PyTorchJob -> Pod; RayCluster -> Pod; Deployment -> ReplicaSet -> Pod)."""
+Pods; PyTorchJob -> Pod; RayCluster -> Pod; Deployment -> ReplicaSet -> Pod; MPIJob workers -> Pod
+and launcher -> Job -> Pod)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from tests.support.seed import (
     create_deployment_tree,
     create_jobset_tree,
     create_lws_tree,
+    create_mpijob_tree,
     create_raycluster_tree,
     role_pods,
 )
@@ -66,12 +68,19 @@ def _seed_deployment(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
 #: groups) while the exporter's component label is the role: telling roles apart is issue 15.
 INSTANCE_ROWS = {"JobSet", "RayCluster"}
 
+
+def _seed_mpi(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
+    create_mpijob_tree(kube, "mpi", ns, workers=2)
+    return "mpijobs", "mpi", "MPIJob"
+
+
 SEEDS = {
     "JobSet": _seed_jobset,
     "LeaderWorkerSet": _seed_lws,
     "PyTorchJob": _seed_pytorch,
     "RayCluster": _seed_ray,
     "Deployment": _seed_deployment,
+    "MPIJob": _seed_mpi,
 }
 
 

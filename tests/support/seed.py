@@ -6,6 +6,9 @@
   (framework-shapes.md 2): leader StatefulSet ``<lws>`` -> leader Pods ``<lws>-<g>`` -> worker
   StatefulSet ``<lws>-<g>`` owned by the leader *Pod* -> worker Pods ``<lws>-<g>-<w>``, with the
   labels the LWS pod webhook sets.
+- :func:`create_raycluster_tree` (RayCluster -> Pods with KubeRay's labels),
+  :func:`create_deployment_tree` (Deployment -> ReplicaSet -> Pods), :func:`create_mpijob_tree`
+  (MPIJob workers -> Pods, launcher -> Job -> Pod).
 - :func:`role_pods`: pods owned directly by a workload, labelled with their role (e.g. a
   PyTorchJob's replica type, whose operator does create them so), on a node or Pending.
 """
@@ -365,3 +368,70 @@ def create_deployment_tree(
         for i in range(replicas)
     ]
     return dep, pods
+
+
+def create_mpijob_tree(
+    kube: KubeTestClient, name: str, namespace: str, *, workers: int = 2, gpus: int = 1
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """An MPIJob v2beta1 as mpi-operator leaves it (framework-shapes.md, MPIJob): worker Pods
+    ``<job>-worker-<i>`` owned by the MPIJob, the launcher Pod owned by Job ``<job>-launcher``
+    owned by the MPIJob; labels job-name, job-role and (workers) replica-index."""
+
+    def replica(replicas: int, g: int) -> dict[str, Any]:
+        return {"replicas": replicas, "template": _lws_template(g)}
+
+    job = kube.create(
+        {
+            "apiVersion": "kubeflow.org/v2beta1",
+            "kind": "MPIJob",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"mpiReplicaSpecs": {"Launcher": replica(1, 0), "Worker": replica(workers, gpus)}},
+        }
+    )
+    base = {
+        "training.kubeflow.org/operator-name": "mpi-operator",
+        "training.kubeflow.org/job-name": name,
+    }
+    pods = []
+    for i in range(workers):
+        pods.append(
+            kube.make_pod(
+                f"{name}-worker-{i}",
+                namespace,
+                owner=job,
+                labels={
+                    **base,
+                    "training.kubeflow.org/job-role": "worker",
+                    "training.kubeflow.org/replica-index": str(i),
+                },
+                gpus=gpus,
+                cpu="1",
+                memory="2Gi",
+                node="node-a",
+            )
+        )
+    launcher_job = kube.create(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {
+                "name": f"{name}-launcher",
+                "namespace": namespace,
+                "labels": {"app": name},
+                "ownerReferences": [owner_reference(job)],
+            },
+            "spec": {"template": {"spec": {"restartPolicy": "Never", **_lws_template(0)["spec"]}}},
+        }
+    )
+    pods.append(
+        kube.make_pod(
+            f"{name}-launcher-x7k2p",
+            namespace,
+            owner=launcher_job,
+            labels={**base, "training.kubeflow.org/job-role": "launcher"},
+            cpu="1",
+            memory="2Gi",
+            node="node-a",
+        )
+    )
+    return job, pods
