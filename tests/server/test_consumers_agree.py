@@ -3,7 +3,7 @@ API and the exporter report the same pods desired/ready per component and the sa
 for workloads seeded with the objects and owner chains their controllers create
 (tests/support/seed.py: JobSet -> Job -> Pod; LWS -> StatefulSet -> leader Pod -> StatefulSet ->
 Pods; PyTorchJob -> Pod; RayCluster -> Pod; Deployment -> ReplicaSet -> Pod; MPIJob workers -> Pod
-and launcher -> Job -> Pod)."""
+and launcher -> Job -> Pod; RayJob -> RayCluster -> Pods and submitter Job -> Pod)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from tests.support.seed import (
     create_lws_tree,
     create_mpijob_tree,
     create_raycluster_tree,
+    create_rayjob_tree,
     role_pods,
 )
 
@@ -66,12 +67,17 @@ def _seed_deployment(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
 
 #: Kinds whose get/describe rows are instances (a JobSet's replicated jobs, a RayCluster's worker
 #: groups) while the exporter's component label is the role: telling roles apart is issue 15.
-INSTANCE_ROWS = {"JobSet", "RayCluster"}
+INSTANCE_ROWS = {"JobSet", "RayCluster", "RayJob"}
 
 
 def _seed_mpi(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
     create_mpijob_tree(kube, "mpi", ns, workers=2)
     return "mpijobs", "mpi", "MPIJob"
+
+
+def _seed_rayjob(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
+    create_rayjob_tree(kube, "rj", ns, workers=2)
+    return "rayjobs", "rj", "RayJob"
 
 
 SEEDS = {
@@ -81,6 +87,7 @@ SEEDS = {
     "RayCluster": _seed_ray,
     "Deployment": _seed_deployment,
     "MPIJob": _seed_mpi,
+    "RayJob": _seed_rayjob,
 }
 
 

@@ -435,3 +435,97 @@ def create_mpijob_tree(
         )
     )
     return job, pods
+
+
+def create_rayjob_tree(
+    kube: KubeTestClient, name: str, namespace: str, *, workers: int = 1, gpus: int = 1
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A RayJob as KubeRay leaves it in K8sJobMode (framework-shapes.md 5): RayCluster
+    ``<rayjob>-<5 rand>`` owned by the RayJob with its head and worker Pods, and the submitter
+    Job ``<rayjob>`` owned by the RayJob with one Pod (the Job controller's job-name label)."""
+    spec = {
+        "headGroupSpec": {"rayStartParams": {}, "template": _lws_template(0)},
+        "workerGroupSpecs": [
+            {
+                "groupName": "gpu",
+                "replicas": workers,
+                "minReplicas": 0,
+                "maxReplicas": 4,
+                "rayStartParams": {},
+                "template": _lws_template(gpus),
+            }
+        ],
+    }
+    rj = kube.create(
+        {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayJob",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"entrypoint": "python train.py", "rayClusterSpec": spec},
+        }
+    )
+    cluster_name = f"{name}-x8k2q"
+    origin = {"ray.io/originated-from-cr-name": name, "ray.io/originated-from-crd": "RayJob"}
+    rc = kube.create(
+        {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayCluster",
+            "metadata": {
+                "name": cluster_name,
+                "namespace": namespace,
+                "labels": origin,
+                "ownerReferences": [owner_reference(rj)],
+            },
+            "spec": spec,
+        }
+    )
+    common = {"ray.io/cluster": cluster_name, "ray.io/is-ray-node": "yes"}
+    pods = [
+        kube.make_pod(
+            f"{cluster_name}-head-a1",
+            namespace,
+            owner=rc,
+            labels={**common, "ray.io/node-type": "head", "ray.io/group": "headgroup"},
+            cpu="1",
+            memory="2Gi",
+            node="node-a",
+        )
+    ]
+    for i in range(workers):
+        pods.append(
+            kube.make_pod(
+                f"{cluster_name}-gpu-worker-{i}",
+                namespace,
+                owner=rc,
+                labels={**common, "ray.io/node-type": "worker", "ray.io/group": "gpu"},
+                gpus=gpus,
+                cpu="1",
+                memory="2Gi",
+                node="node-a",
+            )
+        )
+    submitter = kube.create(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name, "namespace": namespace, "ownerReferences": [owner_reference(rj)]},
+            "spec": {
+                "template": {
+                    "metadata": {"labels": origin},
+                    "spec": {"restartPolicy": "Never", **_lws_template(0)["spec"]},
+                }
+            },
+        }
+    )
+    pods.append(
+        kube.make_pod(
+            f"{name}-sub12",
+            namespace,
+            owner=submitter,
+            labels={**origin, "batch.kubernetes.io/job-name": name, "job-name": name},
+            cpu="1",
+            memory="2Gi",
+            node="node-a",
+        )
+    )
+    return rj, pods
