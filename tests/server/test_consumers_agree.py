@@ -3,7 +3,8 @@ API and the exporter report the same pods desired/ready per component and the sa
 for workloads seeded with the objects and owner chains their controllers create
 (tests/support/seed.py: JobSet -> Job -> Pod; LWS -> StatefulSet -> leader Pod -> StatefulSet ->
 Pods; PyTorchJob -> Pod; RayCluster -> Pod; Deployment -> ReplicaSet -> Pod; MPIJob workers -> Pod
-and launcher -> Job -> Pod; RayJob -> RayCluster -> Pods and submitter Job -> Pod)."""
+and launcher -> Job -> Pod; RayJob -> RayCluster -> Pods and submitter Job -> Pod; StatefulSet ->
+Pod; Job -> Pod)."""
 
 from __future__ import annotations
 
@@ -23,11 +24,13 @@ from tests.support.kube import KubeTestClient
 from tests.support.seed import (
     PYTORCH_ROLE,
     create_deployment_tree,
+    create_job_tree,
     create_jobset_tree,
     create_lws_tree,
     create_mpijob_tree,
     create_raycluster_tree,
     create_rayjob_tree,
+    create_statefulset_tree,
     role_pods,
 )
 
@@ -80,6 +83,16 @@ def _seed_rayjob(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
     return "rayjobs", "rj", "RayJob"
 
 
+def _seed_statefulset(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
+    create_statefulset_tree(kube, "db", ns, replicas=2)
+    return "sts", "db", "StatefulSet"
+
+
+def _seed_job(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
+    create_job_tree(kube, "batchy", ns, parallelism=2)
+    return "jobs", "batchy", "Job"
+
+
 SEEDS = {
     "JobSet": _seed_jobset,
     "LeaderWorkerSet": _seed_lws,
@@ -88,6 +101,8 @@ SEEDS = {
     "Deployment": _seed_deployment,
     "MPIJob": _seed_mpi,
     "RayJob": _seed_rayjob,
+    "StatefulSet": _seed_statefulset,
+    "Job": _seed_job,
 }
 
 

@@ -529,3 +529,84 @@ def create_rayjob_tree(
         )
     )
     return rj, pods
+
+
+def create_statefulset_tree(
+    kube: KubeTestClient, name: str, namespace: str, *, replicas: int = 2, gpus: int = 1
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A StatefulSet and its Pods ``<name>-<ordinal>`` with the labels its controller sets
+    (``controller-revision-hash``, ``statefulset.kubernetes.io/pod-name``,
+    ``apps.kubernetes.io/pod-index``)."""
+    labels = {"app": name}
+    sts = kube.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "replicas": replicas,
+                "serviceName": name,
+                "selector": {"matchLabels": labels},
+                "template": {"metadata": {"labels": labels}, **_lws_template(gpus)},
+            },
+        }
+    )
+    pods = [
+        kube.make_pod(
+            f"{name}-{i}",
+            namespace,
+            owner=sts,
+            labels={
+                **labels,
+                "controller-revision-hash": f"{name}-7c9d",
+                "statefulset.kubernetes.io/pod-name": f"{name}-{i}",
+                "apps.kubernetes.io/pod-index": str(i),
+            },
+            gpus=gpus,
+            cpu="1",
+            memory="2Gi",
+            node="node-a",
+        )
+        for i in range(replicas)
+    ]
+    return sts, pods
+
+
+def create_job_tree(
+    kube: KubeTestClient, name: str, namespace: str, *, parallelism: int = 2, gpus: int = 1
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A batch Job and its Pods with the Job controller's labels (``batch.kubernetes.io/job-name``,
+    ``job-name``, ``controller-uid``)."""
+    job = kube.create(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "parallelism": parallelism,
+                "completions": parallelism,
+                "template": {"spec": {"restartPolicy": "Never", **_lws_template(gpus)["spec"]}},
+            },
+        }
+    )
+    uid = job["metadata"]["uid"]
+    labels = {
+        "batch.kubernetes.io/job-name": name,
+        "job-name": name,
+        "batch.kubernetes.io/controller-uid": uid,
+        "controller-uid": uid,
+    }
+    pods = [
+        kube.make_pod(
+            f"{name}-q{i}x",
+            namespace,
+            owner=job,
+            labels=labels,
+            gpus=gpus,
+            cpu="1",
+            memory="2Gi",
+            node="node-a",
+        )
+        for i in range(parallelism)
+    ]
+    return job, pods
