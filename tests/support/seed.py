@@ -610,3 +610,84 @@ def create_job_tree(
         for i in range(parallelism)
     ]
     return job, pods
+
+
+def create_isvc_tree(
+    kube: KubeTestClient, name: str, namespace: str, *, replicas: int = 2, gpus: int = 1
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A KServe InferenceService in Standard (raw deployment) mode (framework-shapes.md, KServe):
+    Deployment ``<isvc>-predictor`` owned by the ISVC -> ReplicaSet -> Pods labelled
+    ``serving.kserve.io/inferenceservice``, ``component=predictor``, ``app=isvc.<isvc>-predictor``."""
+    res = {"limits": {"nvidia.com/gpu": str(gpus)}, "requests": {"cpu": "1", "memory": "2Gi"}}
+    isvc = kube.create(
+        {
+            "apiVersion": "serving.kserve.io/v1beta1",
+            "kind": "InferenceService",
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "annotations": {"serving.kserve.io/deploymentMode": "RawDeployment"},
+            },
+            "spec": {
+                "predictor": {
+                    "minReplicas": replicas,
+                    "model": {"modelFormat": {"name": "sklearn"}, "storageUri": "s3://m", "resources": res},
+                }
+            },
+        }
+    )
+    labels = {
+        "serving.kserve.io/inferenceservice": name,
+        "component": "predictor",
+        "app": f"isvc.{name}-predictor",
+    }
+    template = {"metadata": {"labels": labels}, **_lws_template(gpus)}
+    dep = kube.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {
+                "name": f"{name}-predictor",
+                "namespace": namespace,
+                "labels": labels,
+                "ownerReferences": [owner_reference(isvc)],
+            },
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": {"app": labels["app"]}},
+                "template": template,
+            },
+        }
+    )
+    rs_labels = {**labels, "pod-template-hash": "6b8f4d"}
+    rs = kube.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": f"{name}-predictor-6b8f4d",
+                "namespace": namespace,
+                "labels": rs_labels,
+                "ownerReferences": [owner_reference(dep)],
+            },
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": rs_labels},
+                "template": {**template, "metadata": {"labels": rs_labels}},
+            },
+        }
+    )
+    pods = [
+        kube.make_pod(
+            f"{rs['metadata']['name']}-k{i}",
+            namespace,
+            owner=rs,
+            labels=rs_labels,
+            gpus=gpus,
+            cpu="1",
+            memory="2Gi",
+            node="node-a",
+        )
+        for i in range(replicas)
+    ]
+    return isvc, pods
