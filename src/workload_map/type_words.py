@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from workload_map.errors import ClusterError, WorkloadMapError
+from workload_map.errors import WorkloadMapError
 
 if TYPE_CHECKING:
     from workload_map.definitions_source import DefinitionEntry, DefinitionSet
@@ -275,8 +275,6 @@ def resolve_words(defs: DefinitionSet, word: str, discovery: DiscoveryLike | Non
         return [TypeMatch(word, e) for e in offline_candidates(defs, word)]
     except (UnknownTypeWordError, NoDefinitionForTypeError):
         return []
-    except ClusterError:
-        raise
 
 
 __all__ = [

@@ -459,15 +459,6 @@ class Exporter:
 
         return EventHandler(on_add=changed, on_update=lambda _old, new: changed(new), on_delete=changed)
 
-    def _find_owner(self, namespace: str, ref: Mapping[str, Any]) -> tuple[WatchedKind | None, Obj | None]:
-        wk = self.kinds.get(f"{group_of(ref.get('apiVersion'))}/{ref.get('kind')}")
-        if wk is None:
-            return None, None
-        obj = wk.get(namespace, str(ref.get("name") or ""))
-        if obj is not None and uid_of(obj) != ref.get("uid"):
-            obj = None
-        return wk, obj
-
     def _store_lookup(self, namespace: str, api_version: str, kind: str, name: str) -> Obj | None:
         """The owner-walk lookup of the exporter: its informer stores, never the API."""
         wk = self.kinds.get(f"{group_of(api_version)}/{kind}")

@@ -1,5 +1,5 @@
-"""The one owner-reference walk, and what is built on it: the top owner, KAI Scheduler's top
-owner, whether a pod belongs to a workload, and pods indexed by the workload that owns them.
+"""The one owner-reference walk, and what is built on it: KAI Scheduler's top owner, whether a
+pod belongs to a workload, and pods indexed by the workload that owns them.
 
 Bottom-up (:func:`climb`): from an object through controller references, one owner lookup per
 level, at most :data:`MAX_OWNER_DEPTH` levels. A lookup ``(namespace, apiVersion, kind, name)
@@ -82,18 +82,6 @@ def climb(
         if not isinstance(owner, Mapping):
             return
         current = owner
-
-
-def top_owner(
-    obj: KubeObject, lookup: OwnerLookup, *, on_error: LookupErrorHandler | None = None
-) -> KubeObject | None:
-    """The last readable object up the controller chain (``None``: no readable controller)."""
-    top: KubeObject | None = None
-    for step in climb(obj, lookup, on_error=on_error):
-        if step.owner is None:
-            break
-        top = step.owner
-    return top
 
 
 def chain(
@@ -219,5 +207,4 @@ __all__ = [
     "kai_top_owner",
     "owned_by",
     "owner_in",
-    "top_owner",
 ]
