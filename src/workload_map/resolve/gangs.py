@@ -36,6 +36,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from workload_map.errors import ExpressionError, ResolveError
+from workload_map.kube.objects import annotations_of
 from workload_map.model.definition import PodGroupMember, Topology
 from workload_map.resolve._podquery import (
     PodQueryError,
@@ -507,18 +508,10 @@ TOPOLOGY_PREFERRED_ANNOTATION = "kai.scheduler/topology-preferred-placement"
 def owner_topology(top_owner: Mapping[str, Any]) -> Topology | None:
     """The topology constraint KAI's default grouper reads from the top owner's annotations
     (``None`` when none of the three is set)."""
-    meta = top_owner.get("metadata")
-    ann = meta.get("annotations") if isinstance(meta, Mapping) else None
-    if not isinstance(ann, Mapping):
-        return None
-
-    def text(key: str) -> str:
-        value = ann.get(key)
-        return value if isinstance(value, str) else ""
-
-    name = text(TOPOLOGY_ANNOTATION)
-    required = text(TOPOLOGY_REQUIRED_ANNOTATION)
-    preferred = text(TOPOLOGY_PREFERRED_ANNOTATION)
+    ann = annotations_of(top_owner)
+    name = ann.get(TOPOLOGY_ANNOTATION, "")
+    required = ann.get(TOPOLOGY_REQUIRED_ANNOTATION, "")
+    preferred = ann.get(TOPOLOGY_PREFERRED_ANNOTATION, "")
     if not (name or required or preferred):
         return None
     return Topology(topology_name=name, required_topology_level=required, preferred_topology_level=preferred)

@@ -28,7 +28,15 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from workload_map.kube.objects import split_api_version
+from workload_map.kube.objects import (
+    annotations_of,
+    labels_of,
+    meta,
+    name_of,
+    namespace_of,
+    split_api_version,
+    uid_of,
+)
 from workload_map.resolve.gangs import PodGroupPlan, SubGroupPlan
 
 KAI_PODGROUP_API_VERSION = "scheduling.run.ai/v2alpha2"
@@ -46,18 +54,6 @@ PREEMPTIBILITY_VALUES = ("preemptible", "non-preemptible")
 
 #: ``exists(name) -> bool`` for PriorityClass names.
 PriorityClassCheck = Callable[[str], bool]
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    m = obj.get("metadata")
-    return m if isinstance(m, Mapping) else {}
-
-
-def _strings(obj: Mapping[str, Any], key: str) -> dict[str, str]:
-    raw = _meta(obj).get(key)
-    if not isinstance(raw, Mapping):
-        return {}
-    return {str(k): v for k, v in raw.items() if isinstance(v, str)}
 
 
 _PLAIN_SCALAR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
@@ -82,10 +78,9 @@ def _looks_numeric(value: str) -> bool:
 def _top_owner_metadata(top: Mapping[str, Any]) -> str:
     """KAI's ``topowner.Metadata`` marshalled by yaml.v3 (the five keys in this order)."""
     group, version = split_api_version(str(top.get("apiVersion") or ""))
-    meta = _meta(top)
     doc = {
-        "name": meta.get("name") or "",
-        "uid": meta.get("uid") or "",
+        "name": name_of(top),
+        "uid": uid_of(top),
         "group": group,
         "version": version,
         "kind": top.get("kind") or "",
@@ -94,7 +89,7 @@ def _top_owner_metadata(top: Mapping[str, Any]) -> str:
 
 
 def queue_of(top: Mapping[str, Any], pod: Mapping[str, Any]) -> str:
-    owner_labels, pod_labels = _strings(top, "labels"), _strings(pod, "labels")
+    owner_labels, pod_labels = labels_of(top), labels_of(pod)
     for labels in (owner_labels, pod_labels):
         if QUEUE_LABEL in labels:
             return labels[QUEUE_LABEL]
@@ -108,7 +103,7 @@ def queue_of(top: Mapping[str, Any], pod: Mapping[str, Any]) -> str:
 def priority_class_of(
     top: Mapping[str, Any], pod: Mapping[str, Any], exists: PriorityClassCheck | None = None
 ) -> str:
-    owner_labels, pod_labels = _strings(top, "labels"), _strings(pod, "labels")
+    owner_labels, pod_labels = labels_of(top), labels_of(pod)
     spec = pod.get("spec")
     pod_spec_name = spec.get("priorityClassName") if isinstance(spec, Mapping) else None
     name = owner_labels.get(PRIORITY_LABEL) or pod_labels.get(PRIORITY_LABEL)
@@ -121,7 +116,7 @@ def priority_class_of(
 
 def preemptibility_of(top: Mapping[str, Any], pod: Mapping[str, Any]) -> str | None:
     for obj in (top, pod):
-        value = _strings(obj, "labels").get(PREEMPTIBILITY_LABEL)
+        value = labels_of(obj).get(PREEMPTIBILITY_LABEL)
         if value in PREEMPTIBILITY_VALUES:
             return value
     return None
@@ -161,18 +156,18 @@ def pod_group_object(
     priority_class_exists: PriorityClassCheck | None = None,
 ) -> dict[str, Any]:
     """The ``scheduling.run.ai/v2alpha2`` PodGroup KAI creates for ``pod`` (see module doc)."""
-    top_meta = _meta(top)
-    labels = _strings(top, "labels")
-    pod_labels = _strings(pod, "labels")
+    top_meta = meta(top)
+    labels = labels_of(top)
+    pod_labels = labels_of(pod)
     if USER_KEY not in labels and USER_KEY in pod_labels:
         labels[USER_KEY] = pod_labels[USER_KEY]
     annotations: dict[str, str] = {}
-    pod_user = _strings(pod, "annotations").get(USER_KEY)
+    pod_user = annotations_of(pod).get(USER_KEY)
     if pod_user is not None:
         annotations[USER_KEY] = pod_user
     annotations[TOP_OWNER_METADATA_ANNOTATION] = _top_owner_metadata(top)
-    annotations.update(_strings(top, "annotations"))
-    metadata: dict[str, Any] = {"name": plan.name, "namespace": _meta(pod).get("namespace") or ""}
+    annotations.update(annotations_of(top))
+    metadata: dict[str, Any] = {"name": plan.name, "namespace": namespace_of(pod)}
     if labels:
         metadata["labels"] = labels
     metadata["annotations"] = annotations

@@ -90,20 +90,15 @@ def _from_file(
     """The pod named ``pod`` (in ``namespace`` when given), an owner lookup over the file's
     objects and a PriorityClass check (every name exists when the file lists none)."""
     from workload_map.cli.live import read_objects
-    from workload_map.kube.objects import split_api_version
+    from workload_map.kube.objects import name_of, namespace_of, split_api_version
 
     objects = read_objects(path)
-
-    def meta(o: Mapping[str, Any]) -> Mapping[str, Any]:
-        m = o.get("metadata")
-        return m if isinstance(m, Mapping) else {}
-
     pods = [
         o
         for o in objects
         if o.get("kind") == "Pod"
-        and meta(o).get("name") == pod
-        and (not namespace or meta(o).get("namespace", "") in (namespace, ""))
+        and name_of(o) == pod
+        and (not namespace or namespace_of(o) in (namespace, ""))
     ]
     if not pods:
         where = f" in namespace {namespace}" if namespace else ""
@@ -115,7 +110,7 @@ def _from_file(
     by_key: dict[tuple[str, str, str, str], Mapping[str, Any]] = {}
     for o in objects:
         group, _ = split_api_version(str(o.get("apiVersion") or ""))
-        key = (str(meta(o).get("namespace") or ""), group, str(o.get("kind")), str(meta(o).get("name")))
+        key = (namespace_of(o), group, str(o.get("kind")), name_of(o))
         by_key.setdefault(key, o)
 
     def lookup(ns: str, api_version: str, kind: str, name: str) -> Mapping[str, Any] | None:
@@ -124,7 +119,7 @@ def _from_file(
         return by_key.get((ns, group, kind, name))
 
     classes = {
-        str(meta(o).get("name"))
+        name_of(o)
         for o in objects
         if o.get("kind") == "PriorityClass" and str(o.get("apiVersion", "")).startswith("scheduling.k8s.io/")
     }
