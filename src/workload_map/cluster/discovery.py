@@ -460,6 +460,14 @@ class Discovery:
         self.fetches += 1
         return _parse_resource_list(group, version, self.client.get(path), preferred)
 
+    def _fetch_served(self, api_version: str) -> list[APIResource]:
+        """One group version's resources from the server (``[]`` when it is not served)."""
+        group, version = split_api_version(api_version)
+        try:
+            return self._fetch_one(group, version, False)
+        except NotFoundError:
+            return []
+
     def _fetch_group_versions(self, todo: list[tuple[str, str, bool]]) -> list[list[APIResource] | Exception]:
         def one(item: tuple[str, str, bool]) -> list[APIResource] | Exception:
             try:
@@ -587,11 +595,7 @@ class Discovery:
                 with self._lock:
                     self._snapshot = disk
                 return disk.resources[api_version]
-        group, version = split_api_version(api_version)
-        try:
-            rows = self._fetch_one(group, version, False)
-        except NotFoundError:
-            rows = []
+        rows = self._fetch_served(api_version)
         with self._lock:
             self._partial[api_version] = rows
         return rows
@@ -607,11 +611,7 @@ class Discovery:
             hit = self._timed.get(api_version)
             if hit is not None and now - hit[0] < max_age:
                 return hit[1]
-        group, version = split_api_version(api_version)
-        try:
-            rows = self._fetch_one(group, version, False)
-        except NotFoundError:
-            rows = []
+        rows = self._fetch_served(api_version)
         with self._lock:
             self._timed[api_version] = (now, rows)
         return rows
@@ -645,11 +645,7 @@ class Discovery:
                 self._snapshot is not None and self._snapshot.from_disk
             ) and api_version not in self._partial
         if stale:
-            group, version = split_api_version(api_version)
-            try:
-                rows = self._fetch_one(group, version, False)
-            except NotFoundError:
-                rows = []
+            rows = self._fetch_served(api_version)
             with self._lock:
                 self._partial[api_version] = rows
                 if self._snapshot is not None:
