@@ -253,87 +253,86 @@ def create_lws_tree(
     return lws, pods
 
 
-def create_raycluster_tree(
-    kube: KubeTestClient, name: str, namespace: str, *, workers: int = 2, gpus: int = 1
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A RayCluster, its head Pod and one worker group's Pods, owned by the RayCluster with
-    KubeRay's labels (framework-shapes.md 5: ray.io/node-type, ray.io/group, ray.io/cluster)."""
-    tpl = _lws_template(gpus)
-    rc = kube.create(
-        {
-            "apiVersion": "ray.io/v1",
-            "kind": "RayCluster",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {
-                "headGroupSpec": {"rayStartParams": {}, "template": _lws_template(0)},
-                "workerGroupSpecs": [
-                    {
-                        "groupName": "gpu",
-                        "replicas": workers,
-                        "minReplicas": 0,
-                        "maxReplicas": 8,
-                        "rayStartParams": {},
-                        "template": tpl,
-                    }
-                ],
-            },
-        }
-    )
+def _ray_cluster_spec(workers: int, gpus: int) -> dict[str, Any]:
+    return {
+        "headGroupSpec": {"rayStartParams": {}, "template": _lws_template(0)},
+        "workerGroupSpecs": [
+            {
+                "groupName": "gpu",
+                "replicas": workers,
+                "minReplicas": 0,
+                "maxReplicas": 8,
+                "rayStartParams": {},
+                "template": _lws_template(gpus),
+            }
+        ],
+    }
+
+
+def _ray_pods(kube: KubeTestClient, rc: Mapping[str, Any], workers: int, gpus: int) -> list[dict[str, Any]]:
+    """The head Pod and ``workers`` Pods of the "gpu" group, owned by the RayCluster ``rc``,
+    with KubeRay's labels (framework-shapes.md 5: ray.io/node-type, ray.io/group, ray.io/cluster)."""
+    name, namespace = rc["metadata"]["name"], rc["metadata"]["namespace"]
     common = {
         "ray.io/cluster": name,
         "ray.io/is-ray-node": "yes",
         "app.kubernetes.io/created-by": "kuberay-operator",
     }
-    pods = [
-        kube.make_pod(
-            f"{name}-head-x1",
-            namespace,
-            owner=rc,
-            labels={
-                **common,
-                "ray.io/node-type": "head",
-                "ray.io/group": "headgroup",
-                "ray.io/identifier": f"{name}-head",
-            },
-            cpu="1",
-            memory="2Gi",
-            node="node-a",
+
+    def node(pod: str, node_type: str, group: str, g: int) -> dict[str, Any]:
+        labels = {
+            **common,
+            "ray.io/node-type": node_type,
+            "ray.io/group": group,
+            "ray.io/identifier": f"{name}-{node_type}",
+        }
+        return kube.make_pod(
+            pod, namespace, owner=rc, labels=labels, gpus=g, cpu="1", memory="2Gi", node="node-a"
         )
+
+    return [node(f"{name}-head-x1", "head", "headgroup", 0)] + [
+        node(f"{name}-gpu-worker-{i}", "worker", "gpu", gpus) for i in range(workers)
     ]
-    for i in range(workers):
-        pods.append(
-            kube.make_pod(
-                f"{name}-gpu-worker-{i}",
-                namespace,
-                owner=rc,
-                labels={
-                    **common,
-                    "ray.io/node-type": "worker",
-                    "ray.io/group": "gpu",
-                    "ray.io/identifier": f"{name}-worker",
-                },
-                gpus=gpus,
-                cpu="1",
-                memory="2Gi",
-                node="node-a",
-            )
-        )
-    return rc, pods
 
 
-def create_deployment_tree(
-    kube: KubeTestClient, name: str, namespace: str, *, replicas: int = 2, gpus: int = 1
+def create_raycluster_tree(
+    kube: KubeTestClient, name: str, namespace: str, *, workers: int = 2, gpus: int = 1
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A Deployment, its ReplicaSet ``<name>-<hash>`` and Pods ``<rs>-<suffix>`` carrying
-    ``pod-template-hash``, as the Deployment and ReplicaSet controllers create them."""
-    labels = {"app": name}
-    template = {"metadata": {"labels": labels}, **_lws_template(gpus)}
+    """A RayCluster and its Pods (:func:`_ray_pods`)."""
+    rc = kube.create(
+        {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayCluster",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": _ray_cluster_spec(workers, gpus),
+        }
+    )
+    return rc, _ray_pods(kube, rc, workers, gpus)
+
+
+def _deployment_chain(
+    kube: KubeTestClient,
+    name: str,
+    namespace: str,
+    labels: Mapping[str, str],
+    *,
+    replicas: int,
+    gpus: int,
+    owner: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Deployment ``name`` (owned by ``owner`` when given) -> ReplicaSet ``<name>-<hash>`` ->
+    Pods ``<rs>-<suffix>`` carrying ``pod-template-hash``, as the Deployment and ReplicaSet
+    controllers create them. Returns (deployment, pods)."""
+    template = {"metadata": {"labels": dict(labels)}, **_lws_template(gpus)}
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": dict(labels)}
+    if owner is not None:
+        meta["ownerReferences"] = [owner_reference(owner)]
     dep = kube.create(
         {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": template},
+            "metadata": meta,
+            "spec": {"replicas": replicas, "selector": {"matchLabels": dict(labels)}, "template": template},
         }
     )
     rs_labels = {**labels, "pod-template-hash": "5d9f7c"}
@@ -368,6 +367,13 @@ def create_deployment_tree(
         for i in range(replicas)
     ]
     return dep, pods
+
+
+def create_deployment_tree(
+    kube: KubeTestClient, name: str, namespace: str, *, replicas: int = 2, gpus: int = 1
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A Deployment and what its controllers create (:func:`_deployment_chain`)."""
+    return _deployment_chain(kube, name, namespace, {"app": name}, replicas=replicas, gpus=gpus)
 
 
 def create_mpijob_tree(
@@ -443,19 +449,7 @@ def create_rayjob_tree(
     """A RayJob as KubeRay leaves it in K8sJobMode (framework-shapes.md 5): RayCluster
     ``<rayjob>-<5 rand>`` owned by the RayJob with its head and worker Pods, and the submitter
     Job ``<rayjob>`` owned by the RayJob with one Pod (the Job controller's job-name label)."""
-    spec = {
-        "headGroupSpec": {"rayStartParams": {}, "template": _lws_template(0)},
-        "workerGroupSpecs": [
-            {
-                "groupName": "gpu",
-                "replicas": workers,
-                "minReplicas": 0,
-                "maxReplicas": 4,
-                "rayStartParams": {},
-                "template": _lws_template(gpus),
-            }
-        ],
-    }
+    spec = _ray_cluster_spec(workers, gpus)
     rj = kube.create(
         {
             "apiVersion": "ray.io/v1",
@@ -479,31 +473,7 @@ def create_rayjob_tree(
             "spec": spec,
         }
     )
-    common = {"ray.io/cluster": cluster_name, "ray.io/is-ray-node": "yes"}
-    pods = [
-        kube.make_pod(
-            f"{cluster_name}-head-a1",
-            namespace,
-            owner=rc,
-            labels={**common, "ray.io/node-type": "head", "ray.io/group": "headgroup"},
-            cpu="1",
-            memory="2Gi",
-            node="node-a",
-        )
-    ]
-    for i in range(workers):
-        pods.append(
-            kube.make_pod(
-                f"{cluster_name}-gpu-worker-{i}",
-                namespace,
-                owner=rc,
-                labels={**common, "ray.io/node-type": "worker", "ray.io/group": "gpu"},
-                gpus=gpus,
-                cpu="1",
-                memory="2Gi",
-                node="node-a",
-            )
-        )
+    pods = _ray_pods(kube, rc, workers, gpus)
     submitter = kube.create(
         {
             "apiVersion": "batch/v1",
@@ -641,53 +611,7 @@ def create_isvc_tree(
         "component": "predictor",
         "app": f"isvc.{name}-predictor",
     }
-    template = {"metadata": {"labels": labels}, **_lws_template(gpus)}
-    dep = kube.create(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {
-                "name": f"{name}-predictor",
-                "namespace": namespace,
-                "labels": labels,
-                "ownerReferences": [owner_reference(isvc)],
-            },
-            "spec": {
-                "replicas": replicas,
-                "selector": {"matchLabels": {"app": labels["app"]}},
-                "template": template,
-            },
-        }
+    _, pods = _deployment_chain(
+        kube, f"{name}-predictor", namespace, labels, replicas=replicas, gpus=gpus, owner=isvc
     )
-    rs_labels = {**labels, "pod-template-hash": "6b8f4d"}
-    rs = kube.create(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {
-                "name": f"{name}-predictor-6b8f4d",
-                "namespace": namespace,
-                "labels": rs_labels,
-                "ownerReferences": [owner_reference(dep)],
-            },
-            "spec": {
-                "replicas": replicas,
-                "selector": {"matchLabels": rs_labels},
-                "template": {**template, "metadata": {"labels": rs_labels}},
-            },
-        }
-    )
-    pods = [
-        kube.make_pod(
-            f"{rs['metadata']['name']}-k{i}",
-            namespace,
-            owner=rs,
-            labels=rs_labels,
-            gpus=gpus,
-            cpu="1",
-            memory="2Gi",
-            node="node-a",
-        )
-        for i in range(replicas)
-    ]
     return isvc, pods
