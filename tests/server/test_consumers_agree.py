@@ -40,77 +40,39 @@ pytestmark = pytest.mark.cluster
 Counts = dict[str, tuple[int, int]]  # component -> (desired, ready)
 
 
-def _seed_jobset(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
-    create_jobset_tree(kube, "train", ns, (("leader", 1), ("workers", 3)), gpus=2)
-    return "jobsets", "train", "JobSet"
-
-
-def _seed_lws(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
-    create_lws_tree(kube, "vllm", ns, replicas=2, size=3, gpus=1)
-    return "lws", "vllm", "LeaderWorkerSet"
-
-
-def _seed_pytorch(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
+def _seed_pytorch(kube: KubeTestClient, name: str, ns: str) -> None:
+    """PyTorchJob -> Pods: the training operator owns the pods by the job directly."""
     from tests.cli.helpers import pytorchjob
 
-    pt = kube.create(pytorchjob("pt", ns))
-    pods = [("pt-master-0", "master", "n1"), ("pt-worker-0", "worker", "n1"), ("pt-worker-1", "worker", "n1")]
-    role_pods(kube, pt, PYTORCH_ROLE, pods, labels={"training.kubeflow.org/job-name": "pt"}, gpus=1)
-    return "pytorchjobs", "pt", "PyTorchJob"
+    pt = kube.create(pytorchjob(name, ns))
+    roles = (("master", 0), ("worker", 0), ("worker", 1))
+    pods = [(f"{name}-{role}-{i}", role, "n1") for role, i in roles]
+    role_pods(kube, pt, PYTORCH_ROLE, pods, labels={"training.kubeflow.org/job-name": name}, gpus=1)
 
 
-def _seed_ray(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
-    create_raycluster_tree(kube, "rc", ns, workers=2)
-    return "rayclusters", "rc", "RayCluster"
+Seed = Callable[[KubeTestClient, str, str], object]
 
-
-def _seed_deployment(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
-    create_deployment_tree(kube, "web", ns, replicas=2)
-    return "deploy", "web", "Deployment"
-
+#: kind -> (type word, workload name, seed(kube, name, namespace))
+SEEDS: dict[str, tuple[str, str, Seed]] = {
+    "JobSet": (
+        "jobsets",
+        "train",
+        lambda k, n, ns: create_jobset_tree(k, n, ns, (("leader", 1), ("workers", 3))),
+    ),
+    "LeaderWorkerSet": ("lws", "vllm", lambda k, n, ns: create_lws_tree(k, n, ns, replicas=2, size=3)),
+    "PyTorchJob": ("pytorchjobs", "pt", _seed_pytorch),
+    "RayCluster": ("rayclusters", "rc", lambda k, n, ns: create_raycluster_tree(k, n, ns, workers=2)),
+    "Deployment": ("deploy", "web", lambda k, n, ns: create_deployment_tree(k, n, ns, replicas=2)),
+    "MPIJob": ("mpijobs", "mpi", lambda k, n, ns: create_mpijob_tree(k, n, ns, workers=2)),
+    "RayJob": ("rayjobs", "rj", lambda k, n, ns: create_rayjob_tree(k, n, ns, workers=2)),
+    "StatefulSet": ("sts", "db", lambda k, n, ns: create_statefulset_tree(k, n, ns, replicas=2)),
+    "Job": ("jobs", "batchy", lambda k, n, ns: create_job_tree(k, n, ns, parallelism=2)),
+    "InferenceService": ("isvc", "iris", lambda k, n, ns: create_isvc_tree(k, n, ns, replicas=2)),
+}
 
 #: Kinds whose get/describe rows are instances (a JobSet's replicated jobs, a RayCluster's worker
 #: groups) while the exporter's component label is the role: telling roles apart is issue 15.
 INSTANCE_ROWS = {"JobSet", "RayCluster", "RayJob"}
-
-
-def _seed_mpi(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
-    create_mpijob_tree(kube, "mpi", ns, workers=2)
-    return "mpijobs", "mpi", "MPIJob"
-
-
-def _seed_rayjob(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
-    create_rayjob_tree(kube, "rj", ns, workers=2)
-    return "rayjobs", "rj", "RayJob"
-
-
-def _seed_statefulset(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
-    create_statefulset_tree(kube, "db", ns, replicas=2)
-    return "sts", "db", "StatefulSet"
-
-
-def _seed_job(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
-    create_job_tree(kube, "batchy", ns, parallelism=2)
-    return "jobs", "batchy", "Job"
-
-
-def _seed_isvc(kube: KubeTestClient, ns: str) -> tuple[str, str, str]:
-    create_isvc_tree(kube, "iris", ns, replicas=2)
-    return "isvc", "iris", "InferenceService"
-
-
-SEEDS = {
-    "JobSet": _seed_jobset,
-    "LeaderWorkerSet": _seed_lws,
-    "PyTorchJob": _seed_pytorch,
-    "RayCluster": _seed_ray,
-    "Deployment": _seed_deployment,
-    "MPIJob": _seed_mpi,
-    "RayJob": _seed_rayjob,
-    "StatefulSet": _seed_statefulset,
-    "Job": _seed_job,
-    "InferenceService": _seed_isvc,
-}
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +115,8 @@ def test_get_describe_rest_and_exporter_agree(
     bearer: Callable[[str], dict[str, str]],
     exporter: ExporterProcess,
 ) -> None:
-    word, name, kind = SEEDS[kind](kube, namespace)
+    word, name, seed = SEEDS[kind]
+    seed(kube, name, namespace)
     kc = str(admin_kubeconfig)
     rc, out, err = wmap("get", word, name, "-n", namespace, "-o", "json", "--kubeconfig", kc)
     assert rc == 0, err
