@@ -11,6 +11,20 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[2] / "src" / "workload_map"
 
 BASE = {"errors", "messages", "logs", "__version__", "py"}  # leaf modules any layer may use
+#: What every consumer may read: the machinery below the views.
+CONSUMER_BASE = {
+    "expr",
+    "model",
+    "kube",
+    "resolve",
+    "catalog",
+    "cluster",
+    "quarantine",
+    "definitions_source",
+    "runtime",
+}
+VIEWS = {"type_words", "views", "live"}
+
 #: package -> the workload_map packages it may import (besides itself and BASE).
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
@@ -30,63 +44,11 @@ ALLOWED: dict[str, set[str]] = {
     "views": {"model", "kube", "resolve", "definitions_source"},
     "live": {"model", "kube", "resolve", "views", "definitions_source"},
     "runtime": {"cluster", "kube"},
-    # consumers: everything below; none imports another consumer (the CLI starts them all)
-    "operator": {
-        "expr",
-        "model",
-        "crd",
-        "kube",
-        "resolve",
-        "catalog",
-        "cluster",
-        "quarantine",
-        "definitions_source",
-        "runtime",
-    },
-    "exporter": {
-        "expr",
-        "model",
-        "kube",
-        "resolve",
-        "catalog",
-        "cluster",
-        "quarantine",
-        "definitions_source",
-        "runtime",
-    },
-    "server": {
-        "expr",
-        "model",
-        "kube",
-        "resolve",
-        "catalog",
-        "cluster",
-        "quarantine",
-        "definitions_source",
-        "type_words",
-        "views",
-        "live",
-        "runtime",
-    },
-    "cli": {
-        "expr",
-        "model",
-        "crd",
-        "kube",
-        "resolve",
-        "lint",
-        "catalog",
-        "cluster",
-        "quarantine",
-        "definitions_source",
-        "type_words",
-        "views",
-        "live",
-        "runtime",
-        "operator",
-        "exporter",
-        "server",
-    },
+    # consumers: none imports another consumer (the CLI starts them all)
+    "operator": CONSUMER_BASE | {"crd"},
+    "exporter": CONSUMER_BASE,
+    "server": CONSUMER_BASE | VIEWS,
+    "cli": CONSUMER_BASE | VIEWS | {"crd", "lint", "operator", "exporter", "server"},
 }
 
 
