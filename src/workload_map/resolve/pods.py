@@ -23,12 +23,12 @@ Grouping components roll their children up.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from workload_map.errors import ResolveError
-from workload_map.kube.owners import MAX_OWNER_DEPTH, owned_by
+from workload_map.kube.owners import MAX_OWNER_DEPTH, OwnerLookup, owned_by
 from workload_map.resolve._podquery import (
     PodQueryError,
     has_type_selector,
@@ -40,9 +40,6 @@ from workload_map.resolve._podquery import (
 from workload_map.resolve.compiled import CompiledDefinition, CompiledExpression, Definition, as_compiled
 from workload_map.resolve.extract import scales_by_id
 from workload_map.resolve.resources import EMPTY_TOTALS, ResourceTotals, pod_spec_totals, sum_totals
-
-OwnerLookup = Callable[[str, str, str, str], Mapping[str, Any] | None]
-"""``(namespace, apiVersion, kind, name) -> object or None``: fetch an owner object."""
 
 
 def _meta(obj: Any) -> Mapping[str, Any]:
