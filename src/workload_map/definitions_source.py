@@ -28,14 +28,12 @@ from workload_map.errors import (
     NoConfigurationError,
     NotFoundError,
 )
-from workload_map.kube.objects import KARTA_PATH, gvk_text
+from workload_map.kube.objects import gvk_text
 from workload_map.model.definition import GroupVersionKind, Karta
 
 Origin = Literal["catalog", "cluster", "local"]
-KARTA_RESOURCE_PATH = KARTA_PATH  # kept under its old name for callers of this module
 
 __all__ = [
-    "KARTA_RESOURCE_PATH",
     "DefinitionEntry",
     "DefinitionSet",
     "LoadWarning",

@@ -376,8 +376,9 @@ class Session:
     def definitions(self, *, cluster: bool = True) -> DefinitionSet:
         """Catalog + cluster Kartas (best effort) + ``--definitions``; warnings queued once."""
         if self._definitions is None:
-            from workload_map.definitions_source import KARTA_RESOURCE_PATH, load_definition_set
+            from workload_map.definitions_source import load_definition_set
             from workload_map.errors import ConfigurationError
+            from workload_map.kube.objects import KARTA_PATH
 
             list_kartas: Callable[[], list[dict[str, Any]]] | None = None
             if cluster:
@@ -389,7 +390,7 @@ class Session:
                     c = client
 
                     def list_kartas() -> list[dict[str, Any]]:
-                        return c.list_all(KARTA_RESOURCE_PATH)
+                        return c.list_all(KARTA_PATH)
 
             self._definitions = load_definition_set(
                 list_kartas=list_kartas, local_paths=list(self.state.definitions)

@@ -156,12 +156,13 @@ class ClusterState:
             self._defs = None
 
     def _reload(self) -> None:
-        from workload_map.definitions_source import KARTA_RESOURCE_PATH, load_definition_set
+        from workload_map.definitions_source import load_definition_set
+        from workload_map.kube.objects import KARTA_PATH
 
         client = self.client
 
         def list_kartas() -> list[dict[str, Any]]:
-            return client.list_all(KARTA_RESOURCE_PATH)
+            return client.list_all(KARTA_PATH)
 
         defs = load_definition_set(list_kartas=list_kartas, local_paths=self.local_paths)
         for w in defs.warnings:
