@@ -261,6 +261,14 @@ def expected_one_definition(origin: str, count: int) -> str:
 INTERNAL_ERROR_HINT = "rerun with --debug to see the traceback"
 
 
+def owners_not_readable(resources: list[str]) -> str:
+    names = ", ".join(resources)
+    return (
+        f"not allowed to get {names}: pods owned through them are not shown. Ask a cluster "
+        f'administrator for "get" permission on {names} (the owners between workloads and pods).'
+    )
+
+
 def internal_error(detail: str) -> str:
     return f"internal error: {detail} ({INTERNAL_ERROR_HINT})"
 

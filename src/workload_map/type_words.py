@@ -212,7 +212,8 @@ def _forms(entries: Sequence[DefinitionEntry]) -> list[str]:
 def _one(word: str, entries: Sequence[DefinitionEntry], served: ResourceMatchLike | None) -> TypeMatch:
     from workload_map.model.definition import gvk_text
 
-    unique = list(dict.fromkeys(entries))
+    # By identity: entries are not hashable (their models hold dicts, e.g. Milvus' and Spark's).
+    unique = list({id(e): e for e in entries}.values())
     if len(unique) == 1:
         return TypeMatch(word, unique[0], served)
     keys = {e.key for e in unique}

@@ -26,7 +26,7 @@ from tests.cli.helpers import (
 from tests.support import crds
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient, owner_reference, rule
-from tests.support.seed import JOBSET_ROLE, PYTORCH_ROLE, role_pods
+from tests.support.seed import JOBSET_ROLE, PYTORCH_ROLE, jobset_pods, role_pods
 from tests.views.schema_check import check
 
 pytestmark = pytest.mark.cluster
@@ -49,7 +49,7 @@ def seed(kube: KubeTestClient, namespace: str, name: str = "train", pods: bool =
             (f"{name}-workers-0", "workers", "node-b"),
             (f"{name}-workers-1", "workers", None),  # Pending
         )
-        role_pods(kube, js, ROLE, replicas, gpus=4, cpu="4", memory="16Gi")
+        jobset_pods(kube, js, replicas, gpus=4, cpu="4", memory="16Gi")
     return js
 
 
@@ -293,9 +293,17 @@ def test_least_privilege_reader(
         "warning: not allowed to list kartas.run.ai; showing built-in definitions only. Ask a cluster "
         'administrator for "list" permission on kartas.run.ai to include cluster definitions.' in err
     )
+    # The pods hang off Jobs (Pod -> Job -> JobSet) the reader may not get: said, not hidden.
     rc, out, err = wmap("describe", "jobset/train", "--kubeconfig", kc)
     assert rc == 0, err
-    assert "train-workers-1" in out and "TOTAL       3          12" in out
+    assert "train-workers-1" not in out and "TOTAL       3          12" in out
+    assert "warning: not allowed to get jobs.batch: pods owned through them are not shown" in err
+    rc, out, err = wmap("get", "jobsets", "-o", "wide", "--kubeconfig", kc)
+    assert rc == 0 and "not allowed to get jobs.batch" in err
+    kube.grant("reader", [rule(["batch"], ["jobs"], ["get"])], namespace)
+    rc, out, err = wmap("describe", "jobset/train", "--kubeconfig", kc)
+    assert rc == 0, err
+    assert "train-workers-1" in out and "TOTAL       3          12" in out and "jobs.batch" not in err
     nobody = str(cluster.write_kubeconfig(tmp_path / "kc2", user="nobody", namespace=namespace))
     rc, _, err = wmap("get", "jobsets", "--kubeconfig", nobody)
     assert rc == 1 and "error: not allowed to list JobSet:" in err

@@ -15,7 +15,7 @@ from tests.cli.helpers import RUNNING_JOBSET_STATUS, jobset, pytorchjob
 from tests.server.conftest import AppFactory
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient, rule
-from tests.support.seed import JOBSET_ROLE, role_pods
+from tests.support.seed import JOBSET_ROLE, jobset_pods
 
 Headers = Callable[[str], dict[str, str]]
 REPO = Path(__file__).resolve().parents[2]
@@ -39,9 +39,7 @@ def seed(
     js = kube.set_status(js, RUNNING_JOBSET_STATUS)
     if pods:
         replicas = ((f"{name}-leader-0", "leader", "n1"), (f"{name}-workers-0", "workers", "n1"))
-        # Labels the JobSet controller sets on every pod (framework-shapes.md, JobSet labels).
-        jobset_name = {"jobset.sigs.k8s.io/jobset-name": name, "jobset.sigs.k8s.io/job-index": "0"}
-        role_pods(kube, js, ROLE, replicas, labels=jobset_name, gpus=4, cpu="4", memory="16Gi")
+        jobset_pods(kube, js, replicas, gpus=4, cpu="4", memory="16Gi")
     return js
 
 

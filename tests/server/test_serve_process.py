@@ -19,6 +19,7 @@ from tests.cli.helpers import RUNNING_JOBSET_STATUS, jobset
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient
 from tests.support.processes import start_wmap
+from tests.support.seed import jobset_pods
 from workload_map.cli import exit_codes
 
 
@@ -99,8 +100,7 @@ def test_sse_stream_sees_pod_becoming_ready(
     sends the workload again with one more ready pod."""
     js = kube.create(jobset("podwatch", namespace))
     js = kube.set_status(js, RUNNING_JOBSET_STATUS)
-    labels = {"jobset.sigs.k8s.io/replicatedjob-name": "leader", "jobset.sigs.k8s.io/jobset-name": "podwatch"}
-    pod = kube.make_pod("podwatch-leader-0", namespace, owner=js, labels=labels, phase="Pending", node="n1")
+    (pod,) = jobset_pods(kube, js, [("podwatch-leader-0", "leader", "n1")], phase="Pending")
     headers = {"Authorization": f"Bearer {cluster.token('admin')}"}
     params = {"type": "jobsets", "namespace": namespace, "timeoutSeconds": "60"}
     with httpx.stream(

@@ -31,6 +31,10 @@ WORDS: dict[str, str | None] = {
     "deploy": "apps-deployment-v1",
     "sts": "apps-statefulset-v1",
     "pcs": "grove-io-podcliqueset-v1alpha1",
+    # Definitions whose models are not hashable (dict-valued fields) once crashed the resolver.
+    "milvuses": "milvus-io-milvus-v1beta1",
+    "milvus": "milvus-io-milvus-v1beta1",
+    "sparkapplications": "sparkoperator-k8s-io-sparkapplication-v1beta2",
     "services": None,  # kubectl: the core Service, which no definition covers
     "svc": None,
 }

@@ -9,6 +9,7 @@
 - :func:`create_raycluster_tree` (RayCluster -> Pods with KubeRay's labels),
   :func:`create_deployment_tree` (Deployment -> ReplicaSet -> Pods), :func:`create_mpijob_tree`
   (MPIJob workers -> Pods, launcher -> Job -> Pod).
+- :func:`jobset_pods`: named pods of a JobSet, each through its own Job.
 - :func:`role_pods`: pods owned directly by a workload, labelled with their role (e.g. a
   PyTorchJob's replica type, whose operator does create them so), on a node or Pending.
 """
@@ -119,6 +120,41 @@ def create_jobset_tree(
     return js, pods
 
 
+def jobset_pods(
+    kube: KubeTestClient,
+    js: Mapping[str, Any],
+    pods: Iterable[tuple[str, str, str | None]],
+    *,
+    gpus: int = 0,
+    cpu: str | None = None,
+    memory: str | None = None,
+    phase: str | None = None,
+) -> list[dict[str, Any]]:
+    """One pod per ``(name, replicated job, node)`` through the chain the JobSet controller
+    creates (Pod -> Job ``<jobset>-<rjob>-<index>`` -> JobSet, :func:`job_for`), the index
+    counting per replicated job; Running on ``node``, or Pending when node is None."""
+    made = []
+    seen: dict[str, int] = {}
+    for name, role, node in pods:
+        index = seen.get(role, 0)
+        seen[role] = index + 1
+        job = kube.create(job_for(dict(js), role, index))
+        made.append(
+            kube.make_pod(
+                name,
+                js["metadata"]["namespace"],
+                owner=job,
+                labels=job["metadata"]["labels"],
+                gpus=gpus,
+                cpu=cpu,
+                memory=memory,
+                node=node,
+                phase=phase or ("Running" if node is not None else "Pending"),
+            )
+        )
+    return made
+
+
 def running_status(roles: tuple[tuple[str, int], ...]) -> dict[str, Any]:
     return {
         "replicatedJobsStatus": [
@@ -165,7 +201,7 @@ LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
 LWS_WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
 
 
-def _lws_template(gpus: int) -> dict[str, Any]:
+def pod_template(gpus: int) -> dict[str, Any]:
     res = {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"nvidia.com/gpu": str(gpus)}}
     return {"spec": {"containers": [{"name": "vllm", "image": "registry.invalid/vllm:1", "resources": res}]}}
 
@@ -186,7 +222,7 @@ def _statefulset(
             "replicas": replicas,
             "serviceName": name,
             "selector": {"matchLabels": dict(labels)},
-            "template": {"metadata": {"labels": dict(labels)}, **_lws_template(0)},
+            "template": {"metadata": {"labels": dict(labels)}, **pod_template(0)},
         },
     }
 
@@ -204,14 +240,38 @@ def create_lws_tree(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A LeaderWorkerSet and the objects its controller creates (module doc). Returns (lws,
     pods), the pods leaders first."""
+    return lws_chain(kube, name, namespace, replicas=replicas, size=size, gpus=gpus, node=node, labels=labels)
+
+
+def lws_chain(
+    kube: KubeTestClient,
+    name: str,
+    namespace: str,
+    *,
+    replicas: int = 1,
+    size: int = 4,
+    gpus: int = 1,
+    node: str | None = "node-a",
+    labels: Mapping[str, str] | None = None,
+    owner: Mapping[str, Any] | None = None,
+    leader_labels: Mapping[str, str] | None = None,
+    worker_labels: Mapping[str, str] | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """LeaderWorkerSet ``name`` (owned by ``owner`` when an operator renders it, e.g. KServe's
+    ``<llmisvc>-kserve-mn`` or NIM's ``<nimservice>-lws``) and the chain of :func:`create_lws_tree`;
+    ``leader_labels``/``worker_labels`` are the template labels the rendering operator adds to the
+    leader and worker pods on top of the LWS webhook's."""
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": dict(labels or {})}
+    if owner is not None:
+        meta["ownerReferences"] = [owner_reference(owner)]
     lws = kube.create(
         {
             "apiVersion": "leaderworkerset.x-k8s.io/v1",
             "kind": "LeaderWorkerSet",
-            "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {})},
+            "metadata": meta,
             "spec": {
                 "replicas": replicas,
-                "leaderWorkerTemplate": {"size": size, "workerTemplate": _lws_template(gpus)},
+                "leaderWorkerTemplate": {"size": size, "workerTemplate": pod_template(gpus)},
             },
         }
     )
@@ -224,7 +284,7 @@ def create_lws_tree(
             f"{name}-{g}",
             namespace,
             owner=leader_sts,
-            labels={**group, LWS_WORKER_INDEX: "0"},
+            labels={**(leader_labels or {}), **group, LWS_WORKER_INDEX: "0"},
             annotations={"leaderworkerset.sigs.k8s.io/size": str(size)},
             gpus=gpus,
             cpu="1",
@@ -239,7 +299,7 @@ def create_lws_tree(
                     f"{name}-{g}-{w}",
                     namespace,
                     owner=worker_sts,
-                    labels={**group, LWS_WORKER_INDEX: str(w)},
+                    labels={**(worker_labels or {}), **group, LWS_WORKER_INDEX: str(w)},
                     annotations={
                         "leaderworkerset.sigs.k8s.io/size": str(size),
                         "leaderworkerset.sigs.k8s.io/leader-name": leader["metadata"]["name"],
@@ -253,9 +313,9 @@ def create_lws_tree(
     return lws, pods
 
 
-def _ray_cluster_spec(workers: int, gpus: int) -> dict[str, Any]:
+def ray_cluster_spec(workers: int, gpus: int) -> dict[str, Any]:
     return {
-        "headGroupSpec": {"rayStartParams": {}, "template": _lws_template(0)},
+        "headGroupSpec": {"rayStartParams": {}, "template": pod_template(0)},
         "workerGroupSpecs": [
             {
                 "groupName": "gpu",
@@ -263,13 +323,13 @@ def _ray_cluster_spec(workers: int, gpus: int) -> dict[str, Any]:
                 "minReplicas": 0,
                 "maxReplicas": 8,
                 "rayStartParams": {},
-                "template": _lws_template(gpus),
+                "template": pod_template(gpus),
             }
         ],
     }
 
 
-def _ray_pods(kube: KubeTestClient, rc: Mapping[str, Any], workers: int, gpus: int) -> list[dict[str, Any]]:
+def ray_pods(kube: KubeTestClient, rc: Mapping[str, Any], workers: int, gpus: int) -> list[dict[str, Any]]:
     """The head Pod and ``workers`` Pods of the "gpu" group, owned by the RayCluster ``rc``,
     with KubeRay's labels (framework-shapes.md 5: ray.io/node-type, ray.io/group, ray.io/cluster)."""
     name, namespace = rc["metadata"]["name"], rc["metadata"]["namespace"]
@@ -298,19 +358,19 @@ def _ray_pods(kube: KubeTestClient, rc: Mapping[str, Any], workers: int, gpus: i
 def create_raycluster_tree(
     kube: KubeTestClient, name: str, namespace: str, *, workers: int = 2, gpus: int = 1
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A RayCluster and its Pods (:func:`_ray_pods`)."""
+    """A RayCluster and its Pods (:func:`ray_pods`)."""
     rc = kube.create(
         {
             "apiVersion": "ray.io/v1",
             "kind": "RayCluster",
             "metadata": {"name": name, "namespace": namespace},
-            "spec": _ray_cluster_spec(workers, gpus),
+            "spec": ray_cluster_spec(workers, gpus),
         }
     )
-    return rc, _ray_pods(kube, rc, workers, gpus)
+    return rc, ray_pods(kube, rc, workers, gpus)
 
 
-def _deployment_chain(
+def deployment_chain(
     kube: KubeTestClient,
     name: str,
     namespace: str,
@@ -323,7 +383,7 @@ def _deployment_chain(
     """Deployment ``name`` (owned by ``owner`` when given) -> ReplicaSet ``<name>-<hash>`` ->
     Pods ``<rs>-<suffix>`` carrying ``pod-template-hash``, as the Deployment and ReplicaSet
     controllers create them. Returns (deployment, pods)."""
-    template = {"metadata": {"labels": dict(labels)}, **_lws_template(gpus)}
+    template = {"metadata": {"labels": dict(labels)}, **pod_template(gpus)}
     meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": dict(labels)}
     if owner is not None:
         meta["ownerReferences"] = [owner_reference(owner)]
@@ -372,8 +432,8 @@ def _deployment_chain(
 def create_deployment_tree(
     kube: KubeTestClient, name: str, namespace: str, *, replicas: int = 2, gpus: int = 1
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A Deployment and what its controllers create (:func:`_deployment_chain`)."""
-    return _deployment_chain(kube, name, namespace, {"app": name}, replicas=replicas, gpus=gpus)
+    """A Deployment and what its controllers create (:func:`deployment_chain`)."""
+    return deployment_chain(kube, name, namespace, {"app": name}, replicas=replicas, gpus=gpus)
 
 
 def create_mpijob_tree(
@@ -384,7 +444,7 @@ def create_mpijob_tree(
     owned by the MPIJob; labels job-name, job-role and (workers) replica-index."""
 
     def replica(replicas: int, g: int) -> dict[str, Any]:
-        return {"replicas": replicas, "template": _lws_template(g)}
+        return {"replicas": replicas, "template": pod_template(g)}
 
     job = kube.create(
         {
@@ -426,7 +486,7 @@ def create_mpijob_tree(
                 "labels": {"app": name},
                 "ownerReferences": [owner_reference(job)],
             },
-            "spec": {"template": {"spec": {"restartPolicy": "Never", **_lws_template(0)["spec"]}}},
+            "spec": {"template": {"spec": {"restartPolicy": "Never", **pod_template(0)["spec"]}}},
         }
     )
     pods.append(
@@ -449,7 +509,7 @@ def create_rayjob_tree(
     """A RayJob as KubeRay leaves it in K8sJobMode (framework-shapes.md 5): RayCluster
     ``<rayjob>-<5 rand>`` owned by the RayJob with its head and worker Pods, and the submitter
     Job ``<rayjob>`` owned by the RayJob with one Pod (the Job controller's job-name label)."""
-    spec = _ray_cluster_spec(workers, gpus)
+    spec = ray_cluster_spec(workers, gpus)
     rj = kube.create(
         {
             "apiVersion": "ray.io/v1",
@@ -473,7 +533,7 @@ def create_rayjob_tree(
             "spec": spec,
         }
     )
-    pods = _ray_pods(kube, rc, workers, gpus)
+    pods = ray_pods(kube, rc, workers, gpus)
     submitter = kube.create(
         {
             "apiVersion": "batch/v1",
@@ -482,7 +542,7 @@ def create_rayjob_tree(
             "spec": {
                 "template": {
                     "metadata": {"labels": origin},
-                    "spec": {"restartPolicy": "Never", **_lws_template(0)["spec"]},
+                    "spec": {"restartPolicy": "Never", **pod_template(0)["spec"]},
                 }
             },
         }
@@ -517,7 +577,7 @@ def create_statefulset_tree(
                 "replicas": replicas,
                 "serviceName": name,
                 "selector": {"matchLabels": labels},
-                "template": {"metadata": {"labels": labels}, **_lws_template(gpus)},
+                "template": {"metadata": {"labels": labels}, **pod_template(gpus)},
             },
         }
     )
@@ -555,7 +615,7 @@ def create_job_tree(
             "spec": {
                 "parallelism": parallelism,
                 "completions": parallelism,
-                "template": {"spec": {"restartPolicy": "Never", **_lws_template(gpus)["spec"]}},
+                "template": {"spec": {"restartPolicy": "Never", **pod_template(gpus)["spec"]}},
             },
         }
     )
@@ -611,7 +671,7 @@ def create_isvc_tree(
         "component": "predictor",
         "app": f"isvc.{name}-predictor",
     }
-    _, pods = _deployment_chain(
+    _, pods = deployment_chain(
         kube, f"{name}-predictor", namespace, labels, replicas=replicas, gpus=gpus, owner=isvc
     )
     return isvc, pods

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from workload_map.errors import NotFoundError
+from workload_map.errors import ForbiddenError, NotFoundError
 
 if TYPE_CHECKING:
     from workload_map.cluster.client import KubeClient
@@ -37,6 +37,9 @@ class OwnerLookup:
         self._lock = threading.Lock()
         #: GET requests sent (tests and diagnostics).
         self.requests = 0
+        #: Owner resources (``jobs.batch``) the caller may not read: the pods owned through them
+        #: cannot be attributed, which the caller says once (:meth:`denied_resources`).
+        self._denied: set[str] = set()
 
     def __call__(self, namespace: str, api_version: str, kind: str, name: str) -> dict[str, Any] | None:
         key: OwnerKey = (namespace, api_version, kind, name)
@@ -69,6 +72,15 @@ class OwnerLookup:
             return self.client.get(resource.path(namespace, name))
         except NotFoundError:
             return None
+        except ForbiddenError:
+            with self._lock:
+                self._denied.add(resource.qualified_name)
+            raise
+
+    def denied_resources(self) -> list[str]:
+        """The owner resources a lookup was refused for, sorted."""
+        with self._lock:
+            return sorted(self._denied)
 
     def prefetch(self, keys: Iterable[OwnerKey]) -> None:
         """Fetch many owners, ``max_in_flight`` at a time; errors are left for the later direct call."""

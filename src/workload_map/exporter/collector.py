@@ -10,7 +10,8 @@ Flow:
   ``rediscover_interval`` seconds so that a CRD installed later gets its informer.
 - **Informers**: one per watched kind (per namespace with ``namespaces``), one for pods and one
   for each intermediate owner kind that is not a covered kind itself (Jobs, ReplicaSets,
-  StatefulSets). Stores are indexed by owner-reference uid.
+  StatefulSets, and the non-core kinds the definitions declare in their chains: see
+  :func:`chain_kinds`). Stores are indexed by owner-reference uid.
 - **Events** only enqueue keys (informer threads stay fast): a workload's own key, and for pods and
   owners the covered ancestors found by climbing controller owner references through the stores.
 - **Workers** take a workload key, keep it only when it is top-level (no covered kind in its
@@ -69,6 +70,23 @@ INTERMEDIATE_KINDS: tuple[tuple[str, str, str], ...] = (
     ("apps", "v1", "StatefulSet"),
 )
 POD_KIND = "/Pod"
+
+
+def chain_kinds(entries: Iterable[DefinitionEntry]) -> set[tuple[str, str, str]]:
+    """The owner kinds the definitions declare between their workloads and the pods (child
+    component kinds and ``additionalChildKinds``, e.g. a Knative Revision and Configuration under an
+    InferenceService), so that a pod's chain can be climbed through the informer stores. Core kinds
+    are left out: none of them owns pods (Services, ConfigMaps) and watching them costs memory."""
+    out: set[tuple[str, str, str]] = set()
+    for e in entries:
+        structure = e.karta.spec.structure_definition
+        kinds = [c.kind for c in structure.child_components] + list(structure.additional_child_kinds)
+        for gvk in kinds:
+            if gvk is not None and gvk.group and gvk.version and gvk.kind:
+                out.add((gvk.group, gvk.version, gvk.kind))
+    return out
+
+
 #: Rediscoveries in a row a kind must be missing from discovery before its informers stop.
 MISSING_ROUNDS = 3
 
@@ -366,7 +384,7 @@ class Exporter:
                     rows.append((labels, 1 if is_served else 0))
             if chosen is not None:
                 wanted[chosen.id] = chosen
-        for group, version, kind in INTERMEDIATE_KINDS:
+        for group, version, kind in sorted(set(INTERMEDIATE_KINDS) | chain_kinds(entries)):
             wk_id = f"{group}/{kind}"
             if wk_id not in wanted and version in served_groups.get(group, ()):
                 found = self._served(f"{group}/{version}").get(kind)

@@ -407,9 +407,15 @@ class _Builder:
         a ``replicaSelector`` and its pods carry keys."""
         whole = self.row(name, comp, inode, replica)
         keys = self.attribution.replica_keys(comp.name) if self.attribution is not None else ()
+        if comp.has_pod_definition:  # only the keys of this instance's own pods
+            own = {p.replica_key for p in self.pods.get((comp.name, inode.instance.id), [])}
+            keys = tuple(k for k in keys if k in own)
         if whole is None or not keys or (replica is not None and replica.component == comp.name):
             return whole
-        count = inode.instance.scale.desired
+        # How many replicas share the desired count: an ancestor that creates the replicas (an
+        # LWS) counts them in its own scale; a pod-bearing component with its own selector (a
+        # Grove clique, a Dynamo component) counts pods, so the replicas are the keys seen.
+        count = len(keys) if comp.has_pod_definition else inode.instance.scale.desired
         rows = (self.row(f"{name}[{k}]", comp, inode, _Replica(comp.name, k, count)) for k in keys)
         split = tuple(r for r in rows if r is not None)
         return replace(whole, pods=(), children=split, component_rows=whole.children)

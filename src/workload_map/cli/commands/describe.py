@@ -110,7 +110,8 @@ def _file_mode(session: Session, path: str, fmt: str, pod_limit: int, component_
 
 
 def _live(session: Session, token: str, name: str, fmt: str, pod_limit: int, component_limit: int) -> None:
-    from workload_map.cluster.owners import make_owner_lookup
+    from workload_map import messages
+    from workload_map.cluster.owners import OwnerLookup, make_owner_lookup
     from workload_map.errors import ForbiddenError, NotFoundError, WorkloadMapError
     from workload_map.live import describe_live
     from workload_map.resolve import compile_definition
@@ -142,14 +143,17 @@ def _live(session: Session, token: str, name: str, fmt: str, pod_limit: int, com
             pods = client.list_all(pod_path)
         except ForbiddenError as exc:
             session.state.warn(f"not allowed to list pods, so the pods are not shown: {exc}")
+    lookups = []
+
+    def lookup() -> OwnerLookup:
+        lookups.append(make_owner_lookup(client, session.discovery()))
+        return lookups[-1]
+
     try:
-        view = describe_live(
-            compile_definition(rt.entry.karta),
-            rt.entry,
-            obj,
-            pods,
-            lambda: make_owner_lookup(client, session.discovery()),
-        )
+        view = describe_live(compile_definition(rt.entry.karta), rt.entry, obj, pods, lookup)
     except WorkloadMapError as exc:
         raise CommandError(f'describe {rt.kind} "{name}": {exc}') from exc
+    denied = sorted({r for lk in lookups for r in lk.denied_resources()})
+    if denied:
+        session.state.warn(messages.owners_not_readable(denied))
     _emit(view, fmt, pod_limit, component_limit)

@@ -204,6 +204,7 @@ def _with_pods(
 
 def _add_pods(session: Session, rows: list[Row], all_namespaces: bool, namespace: str) -> list[Row]:
     """``-o wide``: list pods once (per namespace, or once across all) and attribute them."""
+    from workload_map import messages
     from workload_map.cluster.owners import make_owner_lookup
     from workload_map.errors import ForbiddenError, WorkloadMapError
     from workload_map.views.model import build_view
@@ -225,6 +226,9 @@ def _add_pods(session: Session, rows: list[Row], all_namespaces: bool, namespace
     uids = {r.view.uid for r in rows if r.view.uid}
     lookup = make_owner_lookup(client, session.discovery())
     by_uid = index_by_owner(pods, {u for u in uids if u}, lookup)
+    denied = lookup.denied_resources()
+    if denied:
+        session.state.warn(messages.owners_not_readable(denied))
     out: list[Row] = []
     for r in rows:
         if r.obj is None or r.view.uid is None or r.view.error is not None:
