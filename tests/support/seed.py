@@ -227,22 +227,6 @@ def _statefulset(
     }
 
 
-def create_lws_tree(
-    kube: KubeTestClient,
-    name: str,
-    namespace: str,
-    *,
-    replicas: int = 1,
-    size: int = 4,
-    gpus: int = 1,
-    node: str | None = "node-a",
-    labels: Mapping[str, str] | None = None,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A LeaderWorkerSet and the objects its controller creates (module doc). Returns (lws,
-    pods), the pods leaders first."""
-    return lws_chain(kube, name, namespace, replicas=replicas, size=size, gpus=gpus, node=node, labels=labels)
-
-
 def lws_chain(
     kube: KubeTestClient,
     name: str,
@@ -258,7 +242,7 @@ def lws_chain(
     worker_labels: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """LeaderWorkerSet ``name`` (owned by ``owner`` when an operator renders it, e.g. KServe's
-    ``<llmisvc>-kserve-mn`` or NIM's ``<nimservice>-lws``) and the chain of :func:`create_lws_tree`;
+    ``<llmisvc>-kserve-mn`` or NIM's ``<nimservice>-lws``) and the chain of the module doc;
     ``leader_labels``/``worker_labels`` are the template labels the rendering operator adds to the
     leader and worker pods on top of the LWS webhook's."""
     meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": dict(labels or {})}
@@ -311,6 +295,10 @@ def lws_chain(
                 )
             )
     return lws, pods
+
+
+#: A LeaderWorkerSet and the objects its controller creates (module doc): (lws, pods), leaders first.
+create_lws_tree = lws_chain
 
 
 def ray_cluster_spec(workers: int, gpus: int) -> dict[str, Any]:
@@ -642,30 +630,34 @@ def create_job_tree(
     return job, pods
 
 
+def inference_service(name: str, namespace: str, mode: str, *, replicas: int, gpus: int) -> dict[str, Any]:
+    """A KServe InferenceService with a predictor of ``replicas`` x ``gpus``, in deployment ``mode``
+    (``RawDeployment``/``Standard`` or ``Knative``/``Serverless``)."""
+    res = {"limits": {"nvidia.com/gpu": str(gpus)}, "requests": {"cpu": "1", "memory": "2Gi"}}
+    return {
+        "apiVersion": "serving.kserve.io/v1beta1",
+        "kind": "InferenceService",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "annotations": {"serving.kserve.io/deploymentMode": mode},
+        },
+        "spec": {
+            "predictor": {
+                "minReplicas": replicas,
+                "model": {"modelFormat": {"name": "sklearn"}, "storageUri": "s3://m", "resources": res},
+            }
+        },
+    }
+
+
 def create_isvc_tree(
     kube: KubeTestClient, name: str, namespace: str, *, replicas: int = 2, gpus: int = 1
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A KServe InferenceService in Standard (raw deployment) mode (framework-shapes.md, KServe):
     Deployment ``<isvc>-predictor`` owned by the ISVC -> ReplicaSet -> Pods labelled
     ``serving.kserve.io/inferenceservice``, ``component=predictor``, ``app=isvc.<isvc>-predictor``."""
-    res = {"limits": {"nvidia.com/gpu": str(gpus)}, "requests": {"cpu": "1", "memory": "2Gi"}}
-    isvc = kube.create(
-        {
-            "apiVersion": "serving.kserve.io/v1beta1",
-            "kind": "InferenceService",
-            "metadata": {
-                "name": name,
-                "namespace": namespace,
-                "annotations": {"serving.kserve.io/deploymentMode": "RawDeployment"},
-            },
-            "spec": {
-                "predictor": {
-                    "minReplicas": replicas,
-                    "model": {"modelFormat": {"name": "sklearn"}, "storageUri": "s3://m", "resources": res},
-                }
-            },
-        }
-    )
+    isvc = kube.create(inference_service(name, namespace, "RawDeployment", replicas=replicas, gpus=gpus))
     labels = {
         "serving.kserve.io/inferenceservice": name,
         "component": "predictor",

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from tests.support.kube import KubeApiError, KubeTestClient, owner_reference
-from tests.support.seed import deployment_chain, job_for, lws_chain, pod_template
+from tests.support.seed import deployment_chain, inference_service, job_for, lws_chain, pod_template
 
 LIFECYCLES = Path(__file__).resolve().parents[1] / "catalog" / "lifecycles"
 
@@ -197,24 +197,7 @@ def create_isvc_knative_tree(
 ) -> tuple[Obj, Pods]:
     """An InferenceService in Knative (Serverless) mode: ksvc ``<isvc>-predictor`` owned by the ISVC,
     then :func:`knative_chain`; pods also carry KServe's labels (FS 6 "Pod labels")."""
-    res = {"limits": {"nvidia.com/gpu": "1"}, "requests": {"cpu": "1", "memory": "2Gi"}}
-    isvc = kube.create(
-        {
-            "apiVersion": "serving.kserve.io/v1beta1",
-            "kind": "InferenceService",
-            "metadata": {
-                "name": name,
-                "namespace": namespace,
-                "annotations": {"serving.kserve.io/deploymentMode": "Knative"},
-            },
-            "spec": {
-                "predictor": {
-                    "minReplicas": replicas,
-                    "model": {"modelFormat": {"name": "sklearn"}, "storageUri": "s3://m", "resources": res},
-                }
-            },
-        }
-    )
+    isvc = kube.create(inference_service(name, namespace, "Knative", replicas=replicas, gpus=1))
     kserve = {"serving.kserve.io/inferenceservice": name, "component": "predictor"}
     annotations = {"autoscaling.knative.dev/min-scale": str(replicas)}
     ksvc = _child(
