@@ -27,6 +27,8 @@ ensure_system_tools() {
   command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
   command -v xz >/dev/null 2>&1 || missing+=(xz-utils)
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  # promtool (Debian's prometheus package): checks and unit-tests the shipped rules (tests/deploy).
+  command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
   # chromium + chromedriver: headless browser for the web UI tests (tests/server/ui).
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
   command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
