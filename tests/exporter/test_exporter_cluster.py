@@ -7,6 +7,7 @@ import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -326,3 +327,60 @@ def test_lws_worker_pods_through_the_leader_pod(
     assert {i["workload_kind"] for i in info.values()} == {"LeaderWorkerSet"}
     assert {i["component"] for i in info.values()} == {"leader", "worker"}
     assert exp.value("wmap_workload_resource_requests", **lb, resource="nvidia.com/gpu") == 8
+
+
+def test_shards_split_workloads_and_pods_follow(
+    exporter_factory: Factory, kube: KubeTestClient, namespace: str
+) -> None:
+    """Two shards together render every workload exactly once, each with all its pods and the
+    same numbers as one unsharded exporter; the pods' shard is their workload's, down chains
+    through Jobs and through an LWS leader Pod."""
+    from tests.support.seed import create_jobset_tree, create_lws_tree
+    from workload_map.exporter.sharding import Shard
+
+    whole = exporter_factory("-n", namespace)
+    shards = [exporter_factory("-n", namespace, "--shard", str(i), "--total-shards", "2") for i in range(2)]
+    for e in (whole, *shards):
+        e.wait_ready()
+    made: dict[str, tuple[dict, list[dict]]] = {}
+    for i in range(6):
+        made[f"js-{i}"] = create_jobset_tree(kube, f"js-{i}", namespace, (("leader", 1), ("workers", 2)))
+    for i in range(3):
+        made[f"lws-{i}"] = create_lws_tree(kube, f"lws-{i}", namespace, replicas=1, size=3)
+    pods = {p["metadata"]["name"] for _, ps in made.values() for p in ps}
+
+    def rendered(e: Any) -> tuple[dict[str, str], dict[str, str]]:
+        workloads = {
+            s.labels["name"]: s.labels.get("uid", "")
+            for s in e.find("wmap_workload_info", namespace=namespace)
+        }
+        pod_owner = {
+            s.labels["pod"]: s.labels["workload_name"]
+            for s in e.find("wmap_pod_workload_info", namespace=namespace)
+        }
+        return workloads, pod_owner
+
+    full = whole.wait_for(lambda e: set(rendered(e)[1]) == pods, what="all pods, unsharded")
+    parts = []
+    for i, e in enumerate(shards):
+        owned = {n for n, (obj, _) in made.items() if Shard(i, 2).owns(obj["metadata"]["uid"])}
+        want = {p["metadata"]["name"] for n in owned for p in made[n][1]}
+        exp = e.wait_for(
+            lambda x, owned=owned, want=want: set(rendered(x)[0]) == owned and set(rendered(x)[1]) == want,
+            what=f"shard {i}: its workloads and their pods",
+        )
+        assert exp.find("wmap_exporter_shard_info", shard=str(i), total_shards="2")
+        parts.append(exp)
+    assert set(rendered(parts[0])[0]).isdisjoint(rendered(parts[1])[0])
+    assert rendered(parts[0])[1] | rendered(parts[1])[1] == rendered(full)[1]
+    assert 0 < len(rendered(parts[0])[0]) < len(made)  # both shards hold some (fixed UIDs would be luckier)
+    for name in made:
+        exp = next(p for p in parts if name in rendered(p)[0])
+        lb = {"namespace": namespace, "name": name}
+        for state in ("desired", "ready"):
+            assert sorted(
+                s.value for s in exp.find("wmap_workload_component_pods", **lb, state=state)
+            ) == sorted(s.value for s in full.find("wmap_workload_component_pods", **lb, state=state))
+        assert exp.value("wmap_workload_resource_requests", **lb, resource="nvidia.com/gpu") == full.value(
+            "wmap_workload_resource_requests", **lb, resource="nvidia.com/gpu"
+        )

@@ -34,6 +34,8 @@ from workload_map import __version__
 from workload_map.errors import ClusterError, DefinitionQuarantinedError, WorkloadMapError
 from workload_map.exporter import metrics as m
 from workload_map.exporter.exposition import Family
+from workload_map.exporter.sharding import Shard
+from workload_map.exporter.trim import STUB_KEY, stub, trim_owner, trim_pod, trim_workload
 from workload_map.kube.objects import (
     KARTA_API_VERSION,
     KARTA_GROUP,
@@ -175,6 +177,7 @@ class Exporter:
         workers: int = 4,
         watch_timeout: int = 300,
         client_factory: Callable[[], KubeClient] | None = None,
+        shard: Shard | None = None,
     ) -> None:
         from workload_map.cluster.client import KubeClient
         from workload_map.definitions_source import catalog_entries, local_entries
@@ -183,6 +186,7 @@ class Exporter:
         self.namespaces: tuple[str, ...] = tuple(dict.fromkeys(namespaces))
         self.rediscover_interval = rediscover_interval
         self.watch_timeout = watch_timeout
+        self.shard = shard or Shard()
         self._client_factory = client_factory or (lambda: KubeClient(config, connect_tries=1))
         self.client = self._client_factory()
         self._catalog = catalog_entries() if include_catalog else []
@@ -221,7 +225,7 @@ class Exporter:
         )
         for ns in self.namespaces or (None,):
             inf = self._new_informer(
-                "/api/v1/pods" if ns is None else f"/api/v1/namespaces/{ns}/pods", "pods"
+                "/api/v1/pods" if ns is None else f"/api/v1/namespaces/{ns}/pods", "pods", trim_pod
             )
             inf.store.add_indexer("owner", owner_uids)
             inf.add_handler(
@@ -258,7 +262,9 @@ class Exporter:
             self._thread.join(2.0)
         self.client.close()
 
-    def _new_informer(self, path: str, resource: str) -> Informer:
+    def _new_informer(
+        self, path: str, resource: str, transform: Callable[[Obj], Obj] = trim_workload
+    ) -> Informer:
         return Informer(
             self._client_factory(),
             path,
@@ -266,6 +272,7 @@ class Exporter:
             watch_timeout=self.watch_timeout,
             backoff_initial=0.5,
             backoff_max=10.0,
+            transform=transform,
         )
 
     def informers(self) -> list[Informer]:
@@ -436,7 +443,10 @@ class Exporter:
                 self.namespaces if (self.namespaces and wk.namespaced) else (None,)
             )
             for ns in namespaces:
-                inf = self._new_informer(wk.path(ns), wk.resource_name)
+                # An owner no definition covers is only climbed through, and so is a workload of
+                # another shard: their identity is enough.
+                transform = self._workload_transform if wk.entry is not None else trim_owner
+                inf = self._new_informer(wk.path(ns), wk.resource_name, transform)
                 inf.store.add_indexer("owner", owner_uids)
                 inf.add_handler(self._kind_handler(wk))
                 wk.informers.append(inf)
@@ -507,8 +517,63 @@ class Exporter:
             out.add((wk.id, namespace, str(ref.get("name") or "")))
         return out
 
+    # -------------------------------------------------------------------------------- sharding
+
+    def _workload_transform(self, obj: Obj) -> Obj:
+        return trim_workload(obj) if self.shard.owns(uid_of(obj)) else trim_owner(obj)
+
+    def _shard_uid(self, obj: Mapping[str, Any]) -> str | None:
+        """The UID that decides ``obj``'s shard: its topmost covered owner's, its own when it has
+        none; ``None`` while an owner of the chain is not in the stores yet."""
+        top = uid_of(obj)
+        for step in climb(obj, self._store_lookup, until=lambda ref: self._watched(ref) is None):
+            wk = self._watched(step.ref)
+            if wk is None:
+                break
+            if step.owner is None:
+                return None
+            if uid_of(step.owner) != step.ref.get("uid"):
+                break
+            if wk.entry is not None:
+                top = uid_of(step.owner)
+        return top
+
+    def _stub_pods(self, pods: Iterable[Mapping[str, Any]]) -> None:
+        """Keep only the identity of pods another shard renders (their owner walk still runs)."""
+        for pod in pods:
+            if pod.get(STUB_KEY):
+                continue
+            ns, name = namespace_of(pod), name_of(pod)
+            for inf in self._pod_informers:
+                if inf.store.get(ns, name) is not None:
+                    inf.store.put(stub(dict(pod)))
+
+    def _restore_pods(self, pods: dict[str, Obj]) -> dict[str, Obj]:
+        """Pods of one of this shard's workloads that were stubbed (their chain first pointed to
+        another shard): read again, at most the workload's own pods."""
+        for name, pod in list(pods.items()):
+            if not pod.get(STUB_KEY):
+                continue
+            ns = namespace_of(pod)
+            try:
+                fresh = self.client.get(f"/api/v1/namespaces/{ns}/pods/{name}")
+            except WorkloadMapError as exc:
+                log.warning("could not re-read pod %s/%s: %s", ns, name, exc)
+                pods.pop(name)
+                continue
+            full = trim_pod(fresh)
+            for inf in self._pod_informers:
+                if inf.store.get(ns, name) is not None:
+                    inf.store.put(full)
+            pods[name] = full
+        return pods
+
     def _on_pod(self, pod: Obj, deleted: bool = False) -> None:
         key = (namespace_of(pod), name_of(pod))
+        if self.shard.sharded and not deleted:
+            owner_uid = self._shard_uid(pod)
+            if owner_uid is not None and not self.shard.owns(owner_uid):
+                self._stub_pods([pod])
         parents = self._ancestors(pod)
         with self._lock:
             before = self._pod_parents.pop(key, set())
@@ -566,7 +631,16 @@ class Exporter:
                     self._version += 1
                 self._resolved.pop(key, None)
             return
+        if not self.shard.owns(uid_of(obj)):  # another shard renders it, with its pods
+            with self._lock:
+                if self._entries.pop(key, None) is not None:
+                    self._version += 1
+                self._resolved.pop(key, None)
+            self._stub_pods(self._pods_of(obj, wk).values())
+            return
         pods = self._pods_of(obj, wk)
+        if self.shard.sharded:
+            pods = self._restore_pods(pods)
         rv = str(meta(obj).get("resourceVersion") or "")
         fingerprint = (
             id(wk),
@@ -643,6 +717,8 @@ class Exporter:
             errors = dict(self._resolve_errors)
             rows = list(self._definition_rows)
         parts: list[bytes] = [m.BUILD_INFO.render([([("version", __version__)], 1)])]
+        shard = [("shard", str(self.shard.index)), ("total_shards", str(self.shard.total))]
+        parts.append(m.SHARD_INFO.render([(shard, 1)]))
         for fam in m.WORKLOAD_FAMILIES:
             parts.append(fam.header)
             name = fam.name

@@ -20,6 +20,11 @@ __all__ = [
 ]
 
 BUILD_INFO = Family("wmap_build_info", "info", "Build information of the workload-map exporter.")
+SHARD_INFO = Family(
+    "wmap_exporter_shard_info",
+    "info",
+    "This exporter's shard (--shard) of --total-shards; workloads split by UID as kube-state-metrics does.",
+)
 WORKLOAD_INFO = Family(
     "wmap_workload_info",
     "info",
@@ -129,6 +134,7 @@ WORKLOAD_FAMILIES: tuple[Family, ...] = (
 )
 FAMILIES: tuple[Family, ...] = (
     BUILD_INFO,
+    SHARD_INFO,
     *WORKLOAD_FAMILIES,
     RESOLVE_ERRORS,
     DEFINITION_INFO,

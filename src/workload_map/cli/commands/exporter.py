@@ -41,6 +41,20 @@ def _store_namespaces(ctx: click.Context, _param: click.Parameter, value: tuple[
     help="Seconds between checks for newly served kinds and changed definitions.",
 )
 @click.option("--workers", type=int, default=4, show_default=True, help="Worker threads.")
+@click.option(
+    "--shard",
+    type=int,
+    default=0,
+    show_default=True,
+    help="This exporter's shard: it renders the workloads whose UID hashes here, with their pods.",
+)
+@click.option(
+    "--total-shards",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Number of exporter shards (workloads split by UID as kube-state-metrics does).",
+)
 @click.option("--watch-timeout", type=int, default=300, show_default=True, hidden=True)
 @click.option("--log-level", default="info", show_default=True, help="debug, info, warning or error.")
 @connection_options
@@ -50,6 +64,8 @@ def command(
     no_catalog: bool,
     rediscover_interval: float,
     workers: int,
+    shard: int,
+    total_shards: int,
     watch_timeout: int,
     log_level: str,
 ) -> None:
@@ -61,6 +77,7 @@ def command(
     import threading
 
     from workload_map.exporter import Exporter, MetricsServer
+    from workload_map.exporter.sharding import Shard
     from workload_map.logs import configure_logging
     from workload_map.runtime.http import parse_listen
 
@@ -68,6 +85,7 @@ def command(
     state = get_state()
     try:
         host, port = parse_listen(listen)
+        sharding = Shard(shard, total_shards)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     namespaces = list(watch_namespaces)
@@ -87,6 +105,7 @@ def command(
         rediscover_interval=rediscover_interval,
         workers=workers,
         watch_timeout=watch_timeout,
+        shard=sharding,
     )
     try:
         server = MetricsServer(exporter, host, port)
