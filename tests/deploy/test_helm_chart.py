@@ -326,3 +326,24 @@ def test_install_upgrade_uninstall(helm_cluster: tuple[TestCluster, Path]) -> No
     # the CRD (not managed here) and with it the Kartas stay
     kube.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/kartas.run.ai")
     kube.close()
+
+
+def test_exporter_shards() -> None:
+    kinds = _by_kind(helm_template("--set", "exporter.shards=3"))
+    exporters = sorted(
+        (d for d in kinds["Deployment"] if d["metadata"]["name"].startswith("wmap-exporter")),
+        key=lambda d: d["metadata"]["name"],
+    )
+    assert [d["metadata"]["name"] for d in exporters] == [
+        "wmap-exporter-0",
+        "wmap-exporter-1",
+        "wmap-exporter-2",
+    ]
+    for i, d in enumerate(exporters):
+        args = d["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert args[-2:] == [f"--shard={i}", "--total-shards=3"]
+        assert d["spec"]["selector"]["matchLabels"]["wmap.run.ai/exporter-shard"] == str(i)
+    (service,) = [s for s in kinds["Service"] if s["metadata"]["name"] == "wmap-exporter"]
+    assert service["spec"]["selector"] == {"app.kubernetes.io/name": "wmap-exporter"}  # every shard
+    done = _helm("template", "wmap", str(CHART), "--set", "exporter.shards=0")
+    assert done.returncode != 0 and "exporter.shards must be at least 1" in done.stderr
