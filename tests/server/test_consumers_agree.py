@@ -273,6 +273,15 @@ def test_get_describe_rest_and_exporter_agree(
     for comp in set(component_of.values()):
         want = sum(d for key, (d, _) in from_get.items() if component_of.get(key) == comp)
         assert exp.value("wmap_workload_component_pods", **lb, component=comp, state="desired") == want, comp
+    # Roles apart: each instance row (a JobSet's replicated job, a Ray worker group) per instance.
+    for key, comp in component_of.items():
+        if key == comp:
+            continue
+        inst = {"component": comp, "instance": key}
+        got = tuple(
+            exp.value("wmap_workload_instance_pods", **lb, **inst, state=st) for st in ("desired", "ready")
+        )
+        assert got == from_get[key], (key, got)
     for resource, field in (("nvidia.com/gpu", "gpus"), ("cpu", "cpuMillis"), ("memory", "memoryBytes")):
         value = exp.value("wmap_workload_resource_requests", **lb, resource=resource) or 0
         scale = 1000 if field == "cpuMillis" else 1

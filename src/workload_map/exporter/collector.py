@@ -43,6 +43,7 @@ from workload_map.kube.objects import (
     KARTA_PATH,
     KARTA_RESOURCE,
     api_path,
+    controller_ref,
     group_of,
     meta,
     name_of,
@@ -89,6 +90,8 @@ def chain_kinds(entries: Iterable[DefinitionEntry]) -> set[tuple[str, str, str]]
     return out
 
 
+#: Seconds the pod informers wait for the owner kinds' first lists before starting anyway.
+POD_START_WAIT = 120.0
 #: Rediscoveries in a row a kind must be missing from discovery before its informers stop.
 MISSING_ROUNDS = 3
 
@@ -187,6 +190,7 @@ class Exporter:
         self.rediscover_interval = rediscover_interval
         self.watch_timeout = watch_timeout
         self.shard = shard or Shard()
+        self._pods_started = False
         self._client_factory = client_factory or (lambda: KubeClient(config, connect_tries=1))
         self.client = self._client_factory()
         self._catalog = catalog_entries() if include_catalog else []
@@ -225,7 +229,7 @@ class Exporter:
         )
         for ns in self.namespaces or (None,):
             inf = self._new_informer(
-                "/api/v1/pods" if ns is None else f"/api/v1/namespaces/{ns}/pods", "pods", trim_pod
+                "/api/v1/pods" if ns is None else f"/api/v1/namespaces/{ns}/pods", "pods", self._pod_transform
             )
             inf.store.add_indexer("owner", owner_uids)
             inf.add_handler(
@@ -236,7 +240,8 @@ class Exporter:
                 )
             )
             self._pod_informers.append(inf)
-            inf.start()
+        # The pods are listed once the owner kinds are (see _start_pods): their chains are then in
+        # the stores, so a pod of another shard is stubbed on arrival, never held whole.
         self._thread = threading.Thread(target=self._discovery_loop, name="wmap-discovery", daemon=True)
         self._thread.start()
         return self
@@ -305,12 +310,28 @@ class Exporter:
 
     # ------------------------------------------------------------------------------- discovery
 
+    def _start_pods(self) -> None:
+        """Start the pod informers after the first discovery, once the owner kinds' informers have
+        synced or POD_START_WAIT seconds have passed (a kind that never syncs must not hold the pods)."""
+        deadline = time.monotonic() + POD_START_WAIT
+        while not self._stop.is_set() and time.monotonic() < deadline:
+            with self._lock:
+                kinds = [i for k in self.kinds.values() if k.id != POD_KIND for i in k.informers]
+            if all(i.has_synced() for i in kinds):
+                break
+            self._stop.wait(0.1)
+        for inf in self._pod_informers:
+            inf.start()
+        self._pods_started = True
+
     def _discovery_loop(self) -> None:
         while not self._stop.is_set():
             try:
                 self.rediscover()
                 self.last_discovery_error = None
                 self._discovered.set()
+                if not self._pods_started:
+                    self._start_pods()
             except ClusterError as exc:
                 self.last_discovery_error = str(exc)
                 log.warning("discovery failed: %s", exc)
@@ -520,7 +541,22 @@ class Exporter:
     # -------------------------------------------------------------------------------- sharding
 
     def _workload_transform(self, obj: Obj) -> Obj:
-        return trim_workload(obj) if self.shard.owns(uid_of(obj)) else trim_owner(obj)
+        """A covered object is kept whole only when this exporter may render it: not owned by
+        another covered kind (a Job under a JobSet is climbed through, never rendered) and of
+        this shard. Otherwise its identity is enough."""
+        ref = controller_ref(obj)
+        wk = self._watched(ref) if ref is not None else None
+        if (wk is not None and wk.entry is not None) or not self.shard.owns(uid_of(obj)):
+            return stub(obj)
+        return trim_workload(obj)
+
+    def _pod_transform(self, pod: Obj) -> Obj:
+        trimmed = trim_pod(pod)
+        if self.shard.sharded:
+            owner_uid = self._shard_uid(trimmed)
+            if owner_uid is not None and not self.shard.owns(owner_uid):
+                return stub(trimmed)
+        return trimmed
 
     def _shard_uid(self, obj: Mapping[str, Any]) -> str | None:
         """The UID that decides ``obj``'s shard: its topmost covered owner's, its own when it has
@@ -625,18 +661,14 @@ class Exporter:
         with self._lock:
             wk = self.kinds.get(wk_id)
         obj = wk.get(namespace, name) if wk is not None else None
-        if wk is None or wk.entry is None or obj is None or not self._top_level(obj):
+        top = wk is not None and wk.entry is not None and obj is not None and self._top_level(obj)
+        if not top or obj is None or wk is None or obj.get(STUB_KEY) or not self.shard.owns(uid_of(obj)):
             with self._lock:
                 if self._entries.pop(key, None) is not None:
                     self._version += 1
                 self._resolved.pop(key, None)
-            return
-        if not self.shard.owns(uid_of(obj)):  # another shard renders it, with its pods
-            with self._lock:
-                if self._entries.pop(key, None) is not None:
-                    self._version += 1
-                self._resolved.pop(key, None)
-            self._stub_pods(self._pods_of(obj, wk).values())
+            if top and obj is not None and wk is not None and not self.shard.owns(uid_of(obj)):
+                self._stub_pods(self._pods_of(obj, wk).values())  # another shard renders them
             return
         pods = self._pods_of(obj, wk)
         if self.shard.sharded:
@@ -711,7 +743,12 @@ class Exporter:
     # ------------------------------------------------------------------------------- scraping
 
     def render(self) -> bytes:
-        """The whole exposition: workload families from the cache, the rest computed now."""
+        """The whole exposition as one body (:meth:`render_parts` joined)."""
+        return b"".join(self.render_parts())
+
+    def render_parts(self) -> list[bytes]:
+        """The whole exposition in pieces: workload families from the cache (shared, not copied),
+        the rest computed now. The server writes them one after another."""
         with self._lock:
             entries = list(self._entries.values())
             errors = dict(self._resolve_errors)
@@ -758,7 +795,7 @@ class Exporter:
         )
         parts.append(m.QUEUE_DEPTH.render([([], len(self.queue))]))
         parts.append(m.READY.render([([], 1 if self.ready() else 0)]))
-        return b"".join(parts)
+        return parts
 
     def workload_count(self) -> int:
         with self._lock:

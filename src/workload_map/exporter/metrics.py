@@ -46,6 +46,12 @@ COMPONENT_PODS = Family(
     "Pods per component: desired (from the definition's scale), current (attributed pods) and ready. "
     "Grouping components sum their children; the root component gives the workload total.",
 )
+INSTANCE_PODS = Family(
+    "wmap_workload_instance_pods",
+    "gauge",
+    "Pods per instance of a component with several (a JobSet's replicated jobs, a Ray worker group): "
+    "desired, current and ready, labelled like wmap_pod_workload_info's component and instance.",
+)
 RESOURCE_REQUESTS = Family(
     "wmap_workload_resource_requests",
     "gauge",
@@ -126,6 +132,7 @@ WORKLOAD_FAMILIES: tuple[Family, ...] = (
     PRIMARY_PHASE,
     PHASE,
     COMPONENT_PODS,
+    INSTANCE_PODS,
     RESOURCE_REQUESTS,
     COMPONENT_RESOURCE_REQUESTS,
     UNATTRIBUTED_PODS,
@@ -236,6 +243,12 @@ def render_workload(
             add(COMPONENT_PODS, [*comp_labels, ("state", "desired")], cp.desired)
             add(COMPONENT_PODS, [*comp_labels, ("state", "current")], cp.current)
             add(COMPONENT_PODS, [*comp_labels, ("state", "ready")], cp.ready)
+            for inst in cp.instances:
+                if inst.instance_id:  # the roles a query must tell apart
+                    inst_labels = [*comp_labels, ("instance", inst.instance_id)]
+                    add(INSTANCE_PODS, [*inst_labels, ("state", "desired")], inst.desired)
+                    add(INSTANCE_PODS, [*inst_labels, ("state", "current")], inst.current)
+                    add(INSTANCE_PODS, [*inst_labels, ("state", "ready")], inst.ready)
             for inst in cp.instances:
                 for p in inst.pods:
                     claimed.add(p.name)

@@ -7,8 +7,8 @@
 
 from __future__ import annotations
 
-import gzip
 import logging
+import zlib
 from typing import TYPE_CHECKING
 
 from workload_map.exporter.exposition import CONTENT_TYPE
@@ -26,18 +26,25 @@ class _Handler(BoundedRequestHandler):
     server: _Server
 
     def _send(self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8") -> None:
+        self._send_parts(status, [body], content_type)
+
+    def _send_parts(self, status: int, parts: list[bytes], content_type: str) -> None:
+        """Write ``parts`` one after another: a large exposition is never copied into one body
+        (gzip compresses piece by piece into a much smaller list)."""
         encoding = None
-        if len(body) > 1024 and "gzip" in (self.headers.get("Accept-Encoding") or ""):
-            body = gzip.compress(body, compresslevel=1)
+        if sum(len(p) for p in parts) > 1024 and "gzip" in (self.headers.get("Accept-Encoding") or ""):
+            packer = zlib.compressobj(1, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip framing
+            parts = [c for c in (packer.compress(p) for p in parts) if c] + [packer.flush()]
             encoding = "gzip"
         self.send_response(status)
         self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(sum(len(p) for p in parts)))
         if encoding:
             self.send_header("Content-Encoding", encoding)
         self.end_headers()
         if self.command != "HEAD":
-            self.wfile.write(body)
+            for part in parts:
+                self.wfile.write(part)
 
     def do_HEAD(self) -> None:
         self.do_GET()
@@ -47,12 +54,12 @@ class _Handler(BoundedRequestHandler):
         exporter = self.server.exporter
         if path == "/metrics":
             try:
-                body = exporter.render()
+                parts = exporter.render_parts()
             except Exception as exc:  # never kill the server thread
                 log.exception("rendering metrics failed")
                 self._send(500, f"rendering metrics failed: {exc}\n".encode())
                 return
-            self._send(200, body, CONTENT_TYPE)
+            self._send_parts(200, parts, CONTENT_TYPE)
         elif path == "/healthz":
             self._send(200, b"ok\n")
         elif path == "/readyz":
