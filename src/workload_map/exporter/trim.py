@@ -19,6 +19,7 @@ sees them absent in the exporter only; docs/metrics.md says so.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 __all__ = ["LAST_APPLIED", "STUB_KEY", "stub", "trim_owner", "trim_pod", "trim_workload"]
@@ -64,6 +65,18 @@ _POD_STATUS = (
 )
 
 
+def _interned(value: Any) -> Any:
+    """Short strings shared by thousands of objects (namespaces, label values, owner kinds,
+    quantities) as one object each: the JSON decoder makes a new string per occurrence."""
+    if isinstance(value, str):
+        return sys.intern(value) if len(value) <= 64 else value
+    if isinstance(value, dict):
+        return {k: _interned(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interned(v) for v in value]
+    return value
+
+
 def _clean_metadata(obj: Obj) -> dict[str, Any]:
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
@@ -72,6 +85,9 @@ def _clean_metadata(obj: Obj) -> dict[str, Any]:
     annotations = meta.get("annotations")
     if isinstance(annotations, dict):
         annotations.pop(LAST_APPLIED, None)
+    for key in ("namespace", "labels", "ownerReferences"):
+        if key in meta:
+            meta[key] = _interned(meta[key])
     return meta
 
 
@@ -102,10 +118,10 @@ def trim_pod(obj: Obj) -> Obj:
         for key in ("containers", "initContainers"):
             if key in spec:
                 kept[key] = _containers(spec[key])
-        out["spec"] = kept
+        out["spec"] = _interned(kept)
     status = obj.get("status")
     if isinstance(status, dict):
-        out["status"] = {k: status[k] for k in _POD_STATUS if k in status}
+        out["status"] = _interned({k: status[k] for k in _POD_STATUS if k in status})
     return out
 
 
