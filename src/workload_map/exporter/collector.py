@@ -606,10 +606,17 @@ class Exporter:
 
     def _on_pod(self, pod: Obj, deleted: bool = False) -> None:
         key = (namespace_of(pod), name_of(pod))
-        if self.shard.sharded and not deleted:
+        if self.shard.sharded and not deleted and not pod.get(STUB_KEY):
             owner_uid = self._shard_uid(pod)
             if owner_uid is not None and not self.shard.owns(owner_uid):
                 self._stub_pods([pod])
+                pod = {**pod, STUB_KEY: True}
+        if pod.get(STUB_KEY):  # another shard's: only the workloads it left need a look
+            with self._lock:
+                before = self._pod_parents.pop(key, set())
+            for wk_key in before:
+                self.queue.add(wk_key)
+            return
         parents = self._ancestors(pod)
         with self._lock:
             before = self._pod_parents.pop(key, set())

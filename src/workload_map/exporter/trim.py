@@ -126,7 +126,18 @@ def trim_pod(obj: Obj) -> Obj:
 
 
 def stub(obj: Obj) -> Obj:
-    """A pod of another shard's workload: identity and owner references, marked."""
-    out = trim_owner(obj)
+    """An object this exporter only climbs through (another shard's, or owned by a covered
+    kind): what the owner walk and the informer read, marked."""
+    meta = _clean_metadata(obj)
+    kept: dict[str, Any] = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion") if k in meta}
+    refs = meta.get("ownerReferences")
+    if isinstance(refs, list):
+        kept["ownerReferences"] = [
+            {k: r[k] for k in ("apiVersion", "kind", "name", "uid", "controller") if k in r}
+            for r in refs
+            if isinstance(r, dict)
+        ]
+    out: Obj = {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
+    out["metadata"] = kept
     out[STUB_KEY] = True
     return out
