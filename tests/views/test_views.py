@@ -154,9 +154,62 @@ def test_seed_jobset_live_tree_exact() -> None:
         "ready": False,
         "node": None,
         "reason": "Unschedulable",
+        "status": "Pending",
+        "restarts": 0,
         "resources": {"gpus": 4, "cpuMillis": 4000, "memoryBytes": 0, "extended": {"nvidia.com/gpu": 4}},
     }
     assert data["unattributed"][0]["name"] == "stray"
+
+
+def test_stuck_pods_say_why() -> None:
+    """A crash-looping pod shows kubectl's status and restarts, not "Running (ContainersNotReady)",
+    in the tree and in JSON, with each container's state and last termination."""
+    cd = definition("jobset-x-k8s-io-jobset-v1alpha2")
+    obj = seed()
+    obj["metadata"].update(uid="u1", creationTimestamp="2025-01-01T09:00:00Z")
+    crash = pod("train-workers-0", "workers", ready=False, node="node-2")
+    crash["status"]["containerStatuses"] = [
+        {
+            "name": "main",
+            "ready": False,
+            "restartCount": 7,
+            "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s"}},
+            "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}},
+        }
+    ]
+    pending = pod(
+        "train-workers-1", "workers", ready=False, phase="Pending", node=None, reason="Unschedulable"
+    )
+    pending["status"]["conditions"][1]["message"] = "0/8 nodes are available: 8 Insufficient nvidia.com/gpu."
+    pods = [pod("train-leader-0", "leader"), crash, pending]
+    view = build_describe(
+        resolve(cd, obj),
+        obj,
+        definition=cd.name,
+        origin="catalog",
+        attribution=attribute_pods(cd, obj, pods, check_ownership=False),
+        unattributed_pods={p["metadata"]["name"]: p for p in pods},
+    )
+    text = " ".join(render_describe(view, now=NOW).split())
+    assert "train-workers-0 CrashLoopBackOff, 7 restarts gpu: 4 node-2" in text
+    assert "train-workers-1 Pending (Unschedulable) gpu: 4 <none>" in text
+    data = view.to_dict()
+    check(data, "describe-view.v1.json")
+    crashed, unscheduled = data["components"][0]["children"][1]["pods"]
+    assert (crashed["status"], crashed["restarts"]) == ("CrashLoopBackOff", 7)
+    assert crashed["containers"] == [
+        {
+            "name": "main",
+            "state": "waiting",
+            "ready": False,
+            "restartCount": 7,
+            "reason": "CrashLoopBackOff",
+            "message": "back-off 5m0s",
+            "lastTerminationReason": "OOMKilled",
+            "lastExitCode": 137,
+        }
+    ]
+    assert unscheduled["message"] == "0/8 nodes are available: 8 Insufficient nvidia.com/gpu."
 
 
 def test_pod_limit_shows_unhealthy_first() -> None:

@@ -41,7 +41,7 @@ def _int(value: Any) -> int:
 
 def _terminated_word(term: Mapping[str, Any], prefix: str = "") -> str:
     if _str(term.get("reason")):
-        return prefix + term["reason"]
+        return prefix + str(term["reason"])
     if _int(term.get("signal")):
         return f"{prefix}Signal:{term['signal']}"
     return f"{prefix}ExitCode:{_int(term.get('exitCode'))}"

@@ -29,6 +29,13 @@ from typing import Any
 
 from workload_map.errors import ResolveError
 from workload_map.kube.owners import MAX_OWNER_DEPTH, OwnerLookup, owned_by
+from workload_map.kube.podstatus import (
+    ContainerState,
+    containers,
+    display_status,
+    restarts,
+    scheduling_message,
+)
 from workload_map.resolve._podquery import (
     PodQueryError,
     has_type_selector,
@@ -104,6 +111,12 @@ class PodInfo:
     reason: str | None
     node: str | None
     resources: ResourceTotals
+    #: kubectl's STATUS (``CrashLoopBackOff``, ``Init:0/2``...) and RESTARTS (kube.podstatus)
+    status: str = ""
+    restarts: int = 0
+    #: the scheduler's message for a pod it could not place
+    message: str | None = None
+    containers: tuple[ContainerState, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -117,6 +130,10 @@ class PodInfo:
             "reason": self.reason,
             "node": self.node,
             "resources": self.resources.to_dict(),
+            "status": self.status,
+            "restarts": self.restarts,
+            "message": self.message,
+            "containers": [c.to_dict() for c in self.containers],
         }
 
 
@@ -349,6 +366,10 @@ def attribute_pods(
             reason=reason,
             node=node,
             resources=_pod_resources(pod),
+            status=display_status(pod),
+            restarts=restarts(pod),
+            message=scheduling_message(pod),
+            containers=containers(pod),
         )
         buckets.setdefault((component, instance), []).append(info)
     result: dict[str, ComponentPods] = {}

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from workload_map.resolve.quantity import saturate
 
 if TYPE_CHECKING:
+    from workload_map.kube.podstatus import ContainerState
     from workload_map.resolve.pods import PodAttribution, PodInfo
     from workload_map.resolve.resources import ResourceTotals
     from workload_map.resolve.types import Component, ComponentNode, InstanceNode, Workload
@@ -165,12 +166,19 @@ class WorkloadView:
 
 @dataclass(frozen=True)
 class PodView:
+    """A pod row: ``status``/``restarts`` as kubectl prints them; ``message`` the scheduler's
+    word on a pod it could not place; ``containers`` each container's state."""
+
     name: str
     phase: str
     ready: bool
     node: str | None
     reason: str | None
     resources: Resources
+    status: str = ""
+    restarts: int = 0
+    message: str | None = None
+    containers: tuple[ContainerState, ...] = ()
 
     @property
     def unhealthy(self) -> bool:
@@ -180,6 +188,12 @@ class PodView:
         out: dict[str, Any] = {"name": self.name, "phase": self.phase, "ready": self.ready, "node": self.node}
         if self.reason:
             out["reason"] = self.reason
+        out["status"] = self.status or self.phase
+        out["restarts"] = self.restarts
+        if self.message:
+            out["message"] = self.message
+        if self.containers:
+            out["containers"] = [c.to_dict() for c in self.containers]
         out["resources"] = self.resources.to_dict()
         return out
 
@@ -361,7 +375,18 @@ def error_view(obj: Mapping[str, Any], *, definition: str, origin: str, error: s
 
 
 def _pod_view(p: PodInfo) -> PodView:
-    return PodView(p.name, p.phase or "Unknown", p.ready, p.node, p.reason, Resources.of(p.resources))
+    return PodView(
+        p.name,
+        p.phase or "Unknown",
+        p.ready,
+        p.node,
+        p.reason,
+        Resources.of(p.resources),
+        p.status,
+        p.restarts,
+        p.message,
+        p.containers,
+    )
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,13 @@ def _gpu(n: int) -> str:
 
 
 def _pod_status(p: PodView) -> str:
-    return f"{p.phase} ({p.reason})" if p.reason else p.phase
+    """kubectl's STATUS where it says more than the phase (``CrashLoopBackOff``, ``Init:0/2``),
+    else the phase with the reason it is not ready; restarts when there were any."""
+    if p.status and p.status != p.phase:
+        text = p.status
+    else:
+        text = f"{p.phase} ({p.reason})" if p.reason else p.phase
+    return f"{text}, {p.restarts} restarts" if p.restarts else text
 
 
 def _limit_pods(pods: Sequence[PodView], limit: int) -> tuple[list[PodView], str | None]:

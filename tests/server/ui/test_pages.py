@@ -296,7 +296,9 @@ def test_workload_page_jobset(ui: UI, seeded: dict[str, Any], admin_token: str) 
         "return [...document.querySelectorAll('#pods-table tbody tr[data-pod]')].map(tr => [...tr.cells].map(c => c.textContent))"
     )
     assert sorted(p[0] for p in pods) == ["train-leader-0-pod", "train-workers-0-pod", "train-workers-1-pod"]
-    assert all(p[2] == "Running" and p[3] == "yes" and p[5] == "node-a" and p[6] == "4" for p in pods)
+    assert all(
+        p[2] == "Running" and p[3] == "yes" and p[4] == "0" and p[6] == "node-a" and p[7] == "4" for p in pods
+    )
     res = ui.js(
         "return [...document.querySelectorAll('#resources-table tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))"
     )

@@ -6,7 +6,21 @@ import { renderGraph } from "./graph.js";
 export const title = (p) => `${p.name} (${p.type})`;
 
 /** The API path of a workload; a cluster-scoped one (page namespace "_") has no namespace segment. */
-export function detailPath(p) {
+export // Why a pod is not ready: the scheduler's message, else each container that is not running
+// with its reason and last termination (an OOMKilled behind a CrashLoopBackOff), else the reason.
+function podWhy(p) {
+  if (p.message) return p.message;
+  const stuck = (p.containers || []).filter((c) => !c.ready && c.state !== "running");
+  if (stuck.length) {
+    return stuck.map((c) => {
+      const last = c.lastTerminationReason ? ` (last: ${c.lastTerminationReason}${c.lastExitCode != null ? `, exit ${c.lastExitCode}` : ""})` : "";
+      return `${c.name}: ${c.reason || c.state || "not started"}${last}`;
+    }).join("; ");
+  }
+  return p.reason || "";
+}
+
+function detailPath(p) {
   const enc = encodeURIComponent;
   const tail = `/workloads/${enc(p.type)}/${enc(p.name)}`;
   return isClusterScoped(p) ? tail : `/namespaces/${enc(p.namespace)}${tail}`;
@@ -138,12 +152,13 @@ export function mount(root, params) {
       h("div", { class: "graph panel" }, renderGraph(v)));
 
     const podTable = h("table", { class: "simple", id: "pods-table" },
-      h("thead", null, h("tr", null, ["Pod", "Component", "Phase", "Ready", "Reason", "Node", "GPUs"].map((t) => h("th", { scope: "col" }, t)))),
+      h("thead", null, h("tr", null, ["Pod", "Component", "Status", "Ready", "Restarts", "Why", "Node", "GPUs"].map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", null, pods.length ? pods.map(({ p, component }) => h("tr", { "data-pod": p.name },
-        h("td", { class: "mono" }, p.name), h("td", null, component), h("td", null, p.phase),
-        h("td", null, p.ready ? "yes" : "no"), h("td", null, p.reason || ""), h("td", null, p.node || "<none>"),
+        h("td", { class: "mono" }, p.name), h("td", null, component), h("td", null, p.status || p.phase),
+        h("td", null, p.ready ? "yes" : "no"), h("td", { class: "num" }, String(p.restarts || 0)),
+        h("td", null, podWhy(p)), h("td", null, p.node || "<none>"),
         h("td", { class: "num" }, String(p.resources?.gpus || 0))))
-        : h("tr", null, h("td", { colspan: 7, class: "muted" }, "No pods."))));
+        : h("tr", null, h("td", { colspan: 8, class: "muted" }, "No pods."))));
 
     const resTable = h("table", { class: "simple", id: "resources-table" },
       h("thead", null, h("tr", null, ["COMPONENT", "REPLICAS", "GPU", "CPU", "MEMORY"].map((t, i) => h("th", { scope: "col", class: i ? "num" : "" }, t)))),
