@@ -178,3 +178,33 @@ def test_store_indexer() -> None:
     run_until_idle(client, inf)
     assert inf.store.by_index("uid", "u-a") == []
     assert [o["metadata"]["name"] for o in inf.store.by_index("uid", "u-b")] == ["b"]
+
+
+def test_transform_may_leave_objects_out() -> None:
+    """A transform returning None keeps the object out of the store; an object it stops keeping
+    goes away with a delete event (the exporter drops other shards' pods so)."""
+    client = FakeClient()
+    client.lists = [([obj("keep", 1), obj("skip", 2), obj("later", 3)], "10")]
+    client.watches = [
+        [("ADDED", obj("skip2", 11)), ("MODIFIED", obj("later", 12)), ("MODIFIED", obj("keep", 13))]
+    ]
+    dropped = {"skip", "skip2"}
+
+    def transform(o: dict[str, Any]) -> dict[str, Any] | None:
+        if o["metadata"]["name"] == "later" and o["metadata"]["resourceVersion"] == "12":
+            return None
+        return None if o["metadata"]["name"] in dropped else o
+
+    inf = Informer(
+        client, "/api/v1/pods", resource="pods", backoff_initial=0.01, backoff_max=0.02, transform=transform
+    )  # type: ignore[arg-type]
+    rec = Recorder()
+    inf.add_handler(rec.handler())
+    run_until_idle(client, inf)
+    assert rec.events == [
+        ("add", "keep", "1"),
+        ("add", "later", "3"),
+        ("delete", "later", "3"),
+        ("update", "keep", "13"),
+    ]
+    assert sorted(k[1] for k in inf.store) == ["keep"]

@@ -268,7 +268,7 @@ class Exporter:
         self.client.close()
 
     def _new_informer(
-        self, path: str, resource: str, transform: Callable[[Obj], Obj] = trim_workload
+        self, path: str, resource: str, transform: Callable[[Obj], Obj | None] = trim_workload
     ) -> Informer:
         return Informer(
             self._client_factory(),
@@ -550,12 +550,15 @@ class Exporter:
             return stub(obj)
         return trim_workload(obj)
 
-    def _pod_transform(self, pod: Obj) -> Obj:
+    def _pod_transform(self, pod: Obj) -> Obj | None:
+        """A pod whose (complete) chain leads to another shard's workload is not kept at all: its
+        workload is rendered elsewhere, and a chain that climbs through it (an LWS leader Pod)
+        belongs to that same workload."""
         trimmed = trim_pod(pod)
         if self.shard.sharded:
             owner_uid = self._shard_uid(trimmed)
             if owner_uid is not None and not self.shard.owns(owner_uid):
-                return stub(trimmed)
+                return None
         return trimmed
 
     def _shard_uid(self, obj: Mapping[str, Any]) -> str | None:
@@ -574,49 +577,27 @@ class Exporter:
                 top = uid_of(step.owner)
         return top
 
-    def _stub_pods(self, pods: Iterable[Mapping[str, Any]]) -> None:
-        """Keep only the identity of pods another shard renders (their owner walk still runs)."""
+    def _drop_pods(self, pods: Iterable[Mapping[str, Any]]) -> None:
+        """Forget pods another shard renders (found once their workload arrived): the next event
+        of such a pod is dropped on arrival by :meth:`_pod_transform`."""
         for pod in pods:
-            if pod.get(STUB_KEY):
-                continue
-            ns, name = namespace_of(pod), name_of(pod)
+            key = (namespace_of(pod), name_of(pod))
             for inf in self._pod_informers:
-                if inf.store.get(ns, name) is not None:
-                    inf.store.put(stub(dict(pod)))
-
-    def _restore_pods(self, pods: dict[str, Obj]) -> dict[str, Obj]:
-        """Pods of one of this shard's workloads that were stubbed (their chain first pointed to
-        another shard): read again, at most the workload's own pods."""
-        for name, pod in list(pods.items()):
-            if not pod.get(STUB_KEY):
-                continue
-            ns = namespace_of(pod)
-            try:
-                fresh = self.client.get(f"/api/v1/namespaces/{ns}/pods/{name}")
-            except WorkloadMapError as exc:
-                log.warning("could not re-read pod %s/%s: %s", ns, name, exc)
-                pods.pop(name)
-                continue
-            full = trim_pod(fresh)
-            for inf in self._pod_informers:
-                if inf.store.get(ns, name) is not None:
-                    inf.store.put(full)
-            pods[name] = full
-        return pods
+                inf.store.remove(key)
+            with self._lock:
+                self._pod_parents.pop(key, None)
 
     def _on_pod(self, pod: Obj, deleted: bool = False) -> None:
         key = (namespace_of(pod), name_of(pod))
-        if self.shard.sharded and not deleted and not pod.get(STUB_KEY):
+        if self.shard.sharded and not deleted:
             owner_uid = self._shard_uid(pod)
             if owner_uid is not None and not self.shard.owns(owner_uid):
-                self._stub_pods([pod])
-                pod = {**pod, STUB_KEY: True}
-        if pod.get(STUB_KEY):  # another shard's: only the workloads it left need a look
-            with self._lock:
-                before = self._pod_parents.pop(key, set())
-            for wk_key in before:
-                self.queue.add(wk_key)
-            return
+                with self._lock:  # another shard's: only the workloads it left need a look
+                    before = self._pod_parents.pop(key, set())
+                self._drop_pods([pod])
+                for wk_key in before:
+                    self.queue.add(wk_key)
+                return
         parents = self._ancestors(pod)
         with self._lock:
             before = self._pod_parents.pop(key, set())
@@ -675,11 +656,9 @@ class Exporter:
                     self._version += 1
                 self._resolved.pop(key, None)
             if top and obj is not None and wk is not None and not self.shard.owns(uid_of(obj)):
-                self._stub_pods(self._pods_of(obj, wk).values())  # another shard renders them
+                self._drop_pods(self._pods_of(obj, wk).values())  # another shard renders them
             return
         pods = self._pods_of(obj, wk)
-        if self.shard.sharded:
-            pods = self._restore_pods(pods)
         rv = str(meta(obj).get("resourceVersion") or "")
         fingerprint = (
             id(wk),

@@ -207,7 +207,9 @@ class Informer:
 
     ``resource`` is a display name (metrics, logs). ``watch_timeout`` is the server-side watch
     length in seconds (each watch gets up to +50% jitter). ``transform`` is applied to every object
-    before it is stored (default: :func:`strip_managed_fields`; it may return a new dict).
+    before it is stored (default: :func:`strip_managed_fields`; it may return a new dict, or
+    ``None`` to not keep the object: it is then left out of the store, or removed with a delete
+    event when it was there).
     """
 
     def __init__(
@@ -222,7 +224,7 @@ class Informer:
         watch_timeout: int = 300,
         backoff_initial: float = 0.5,
         backoff_max: float = 30.0,
-        transform: Callable[[Obj], Obj] | None = strip_managed_fields,
+        transform: Callable[[Obj], Obj | None] | None = strip_managed_fields,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.client = client
@@ -384,7 +386,8 @@ class Informer:
                 if not isinstance(item, dict):
                     continue
                 obj = self.transform(item) if self.transform is not None else item
-                fresh[object_key(obj)] = obj
+                if obj is not None:  # None: the caller does not keep this object
+                    fresh[object_key(obj)] = obj
             page_rv = (page.get("metadata") or {}).get("resourceVersion")
             if page_rv:
                 rv = str(page_rv)
@@ -467,7 +470,15 @@ class Informer:
             return
         self.stats.events += 1
         if self.transform is not None:
-            obj = self.transform(obj)
+            kept = self.transform(obj)
+            if kept is None:  # no longer kept: gone from the store, as if deleted
+                gone = self.store.remove(object_key(obj))
+                if gone is not None:
+                    self._emit_delete(gone)
+                if rv:
+                    self._resource_version = rv
+                return
+            obj = kept
         if kind == "ADDED" or kind == "MODIFIED":
             old = self.store.put(obj)
             if old is None:
