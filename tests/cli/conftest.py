@@ -24,3 +24,12 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
     registry.reset()
     yield
     registry.reset()
+
+
+@pytest.fixture
+def bundled_catalog(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The catalog users get instead of the CLI tests' small one."""
+    from workload_map.catalog import registry
+
+    monkeypatch.delenv(registry.CATALOG_DIR_ENV, raising=False)
+    registry.reset()

@@ -15,16 +15,10 @@ from tests.cli.helpers import wmap
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient, owner_reference
 
-pytestmark = pytest.mark.cluster
-
-
-@pytest.fixture(autouse=True)
-def bundled_catalog(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The catalog users get (not the CLI tests' small one): its gang rules are under test."""
-    from workload_map.catalog import registry
-
-    monkeypatch.delenv(registry.CATALOG_DIR_ENV, raising=False)
-    registry.reset()
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.usefixtures("bundled_catalog"),
+]  # its gang rules are under test
 
 
 @pytest.fixture

@@ -149,6 +149,7 @@ __all__ = [
     "group_of",
     "gvk_text",
     "join_api_version",
+    "kubectl_name",
     "labels_of",
     "meta",
     "name_of",
@@ -159,3 +160,10 @@ __all__ = [
     "split_api_version",
     "uid_of",
 ]
+
+
+def kubectl_name(api_version: str, kind: str, name: str) -> str:
+    """An object as ``kubectl get -o name`` prints it: ``kind.group/name`` in lower case
+    (``jobset.jobset.x-k8s.io/train``, ``deployment.apps/web``), ``kind/name`` for the core group."""
+    group = group_of(api_version)
+    return f"{kind.lower()}.{group}/{name}" if group else f"{kind.lower()}/{name}"

@@ -76,7 +76,9 @@ def render_table(
     show_type: bool = False,
     type_labels: Mapping[tuple[str, str], str] | None = None,
     now: datetime | None = None,
+    no_headers: bool = False,
 ) -> str:
-    """The table text (with a trailing newline)."""
+    """The table text (with a trailing newline); ``no_headers`` leaves the header row out, and the
+    column widths then come from the rows alone (kubectl's tab writer never sees the header)."""
     rows = table_rows(views, wide=wide, show_type=show_type, type_labels=type_labels, now=now)
-    return "\n".join(columns(rows)) + "\n"
+    return "\n".join(columns(rows[1:] if no_headers else rows)) + "\n"

@@ -248,9 +248,20 @@ def _add_pods(session: Session, rows: list[Row], all_namespaces: bool, namespace
     return out
 
 
+#: get's -o values: the shared ones plus kubectl's ``name``.
+GET_FORMATS = (*ALL_FORMATS, "name")
+
+
 def _print(
-    rows: Sequence[Row], fmt: str, *, show_type: bool, labels: Mapping[tuple[str, str], str], bare: bool
+    rows: Sequence[Row],
+    fmt: str,
+    *,
+    show_type: bool,
+    labels: Mapping[tuple[str, str], str],
+    bare: bool,
+    no_headers: bool = False,
 ) -> None:
+    from workload_map.kube.objects import kubectl_name
     from workload_map.views.machine import dump, envelope
     from workload_map.views.table import render_table
 
@@ -259,8 +270,15 @@ def _print(
         data: Any = views[0].to_dict() if bare and len(views) == 1 else envelope([v.to_dict() for v in views])
         click.echo(dump(data, fmt), nl=False)
         return
+    if fmt == "name":
+        for v in views:
+            click.echo(kubectl_name(v.api_version, v.kind, v.name))
+        return
     if views:
-        click.echo(render_table(views, wide=fmt == "wide", show_type=show_type, type_labels=labels), nl=False)
+        text = render_table(
+            views, wide=fmt == "wide", show_type=show_type, type_labels=labels, no_headers=no_headers
+        )
+        click.echo(text, nl=False)
 
 
 def _empty_notice(all_namespaces: bool, namespace: str) -> None:
@@ -410,6 +428,7 @@ def _watch(
     show_type: bool,
 ) -> None:
     from workload_map.errors import GoneError
+    from workload_map.kube.objects import kubectl_name
     from workload_map.views.format import columns
     from workload_map.views.machine import dump
     from workload_map.views.table import table_rows
@@ -447,6 +466,8 @@ def _watch(
                 printed[uid] = data
                 if fmt in ("json", "yaml"):
                     click.echo(dump(data, fmt), nl=False)
+                elif fmt == "name":
+                    click.echo(kubectl_name(row.view.api_version, row.view.kind, row.view.name))
                 else:
                     rows = table_rows([row.view], wide=fmt == "wide", show_type=show_type)
                     line = columns(rows)[1]
@@ -490,8 +511,9 @@ def _watch(
 @click.option("--all-types", is_flag=True, help="List every workload type the definitions cover.")
 @click.option("-w", "--watch", is_flag=True, help="After listing, print rows again as they change.")
 @click.option("--watch-timeout", type=float, default=None, hidden=True)
+@click.option("--no-headers", is_flag=True, help="Print tables without the header row (as kubectl).")
 @connection_options
-@output_option(ALL_FORMATS)
+@output_option(GET_FORMATS)
 def command(
     args: tuple[str, ...],
     all_namespaces: bool,
@@ -501,6 +523,7 @@ def command(
     all_types: bool,
     watch: bool,
     watch_timeout: float | None,
+    no_headers: bool,
 ) -> None:
     """List workloads of TYPE (kind, plural, short name or kind.group), or of every covered type
     with --all-types, with their phase, components, GPUs and age. Newest first.
@@ -515,7 +538,18 @@ def command(
     state = get_state()
     session = Session(state)
     try:
-        _run(session, args, all_namespaces, phase, selector, chunk_size, all_types, watch, watch_timeout)
+        _run(
+            session,
+            args,
+            all_namespaces,
+            phase,
+            selector,
+            chunk_size,
+            all_types,
+            watch,
+            watch_timeout,
+            no_headers,
+        )
     finally:
         session.close()
 
@@ -530,6 +564,7 @@ def _run(
     all_types: bool,
     watch: bool,
     watch_timeout: float | None,
+    no_headers: bool = False,
 ) -> None:
     state = session.state
     if all_types and args:
@@ -538,7 +573,7 @@ def _run(
         raise click.UsageError("--chunk-size must not be negative")
     check_selector(selector)
     phases = parse_phases(phase)
-    fmt = resolve_output(state, ALL_FORMATS)
+    fmt = resolve_output(state, GET_FORMATS)
     name: str | None = None
     slash = False
     token = ""
@@ -560,7 +595,7 @@ def _run(
         if with_pods:
             rows = _add_pods(session, rows, all_namespaces, namespace)
         _sort(rows)
-        _print(rows, fmt, show_type=True, labels=labels, bare=False)
+        _print(rows, fmt, show_type=True, labels=labels, bare=False, no_headers=no_headers)
         if not rows and fmt in ("table", "wide"):
             _empty_notice(all_namespaces, namespace)
         return
@@ -594,7 +629,7 @@ def _run(
     if with_pods:
         rows = _add_pods(session, rows, all_namespaces, namespace)
     _sort(rows)
-    _print(rows, fmt, show_type=False, labels={}, bare=slash)
+    _print(rows, fmt, show_type=False, labels={}, bare=slash, no_headers=no_headers)
     if not rows and fmt in ("table", "wide"):
         _empty_notice(all_namespaces or not rt.resource.namespaced, namespace)
     if watch:

@@ -1,0 +1,67 @@
+"""kubectl habits of ``wmap get``, compared with the real kubectl on the test API server:
+``-o name`` prints what ``kubectl get -o name`` prints for the same objects (``kind.group/name``,
+``kind/name`` for the core group), ``--no-headers`` drops the header row as kubectl does."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.cli.helpers import wmap
+from tests.support.cluster import TestCluster
+from tests.support.kube import KubeTestClient
+from tests.support.seed import create_deployment_tree, create_jobset_tree, create_statefulset_tree
+
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed"),
+]
+
+
+@pytest.fixture
+def kc(cluster: TestCluster, tmp_path: Path) -> str:
+    return str(cluster.write_kubeconfig(tmp_path / "kubeconfig", user="admin"))
+
+
+def _kubectl(kc: str, *args: str) -> str:
+    return subprocess.run(
+        ["kubectl", "--kubeconfig", kc, *args], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+
+
+@pytest.fixture
+def seeded(kube: KubeTestClient, namespace: str) -> str:
+    for name in ("alpha", "beta"):
+        create_jobset_tree(kube, name, namespace, (("leader", 1),))
+    create_deployment_tree(kube, "web", namespace, replicas=1)
+    create_statefulset_tree(kube, "db", namespace, replicas=1)
+    return namespace
+
+
+@pytest.mark.usefixtures("bundled_catalog")
+@pytest.mark.parametrize("word", ["jobsets", "deploy", "sts"])
+def test_output_name_as_kubectl(word: str, seeded: str, kc: str) -> None:
+    expected = _kubectl(kc, "get", word, "-n", seeded, "-o", "name").split()
+    rc, out, err = wmap("get", word, "-n", seeded, "-o", "name", "--kubeconfig", kc)
+    assert rc == 0, err
+    assert sorted(out.split()) == sorted(expected) and expected  # ours is newest first, kubectl by name
+    one = expected[0].split("/", 1)[1]
+    rc, out, _ = wmap("get", word, one, "-n", seeded, "-o", "name", "--kubeconfig", kc)
+    assert out.split() == _kubectl(kc, "get", word, one, "-n", seeded, "-o", "name").split()
+
+
+@pytest.mark.usefixtures("bundled_catalog")
+def test_no_headers(seeded: str, kc: str) -> None:
+    rc, out, err = wmap("get", "jobsets", "-n", seeded, "--kubeconfig", kc)
+    assert rc == 0, err
+    with_header = out.splitlines()
+    rc, out, err = wmap("get", "jobsets", "-n", seeded, "--no-headers", "--kubeconfig", kc)
+    assert rc == 0, err
+    rows = out.splitlines()
+    assert with_header[0].startswith("NAME") and not rows[0].startswith("NAME")
+    assert [r.split()[0] for r in rows] == [r.split()[0] for r in with_header[1:]]
+    kubectl_rows = _kubectl(kc, "get", "jobsets", "-n", seeded, "--no-headers").splitlines()
+    assert len(rows) == len(kubectl_rows) == 2
