@@ -65,3 +65,29 @@ def test_no_headers(seeded: str, kc: str) -> None:
     assert [r.split()[0] for r in rows] == [r.split()[0] for r in with_header[1:]]
     kubectl_rows = _kubectl(kc, "get", "jobsets", "-n", seeded, "--no-headers").splitlines()
     assert len(rows) == len(kubectl_rows) == 2
+
+
+LIFECYCLES = Path(__file__).resolve().parents[1] / "catalog" / "lifecycles"
+
+
+@pytest.mark.usefixtures("bundled_catalog")
+@pytest.mark.parametrize(
+    "slug", sorted(p.name for p in LIFECYCLES.iterdir() if (p / "running.yaml").exists())
+)
+def test_describe_file_shows_the_manifests_phase(slug: str, tmp_path: Path) -> None:
+    """``describe -f`` says the phase the library resolves for the same manifest (its own status),
+    for every catalog type's running fixture."""
+    import yaml
+
+    from workload_map import resolve
+    from workload_map.catalog import get_by_name
+
+    obj = yaml.safe_load((LIFECYCLES / slug / "running.yaml").read_text())["object"]
+    path = tmp_path / "obj.yaml"
+    path.write_text(yaml.safe_dump(obj))
+    definition = get_by_name(slug)
+    assert definition is not None
+    phases = ",".join(p.value for p in resolve(definition, obj).status.phases)
+    rc, out, err = wmap("describe", "-f", str(path))
+    assert rc == 0, err
+    assert out.splitlines()[1] == f"Phase: {phases} (from the manifest's status; file mode: no pods)"

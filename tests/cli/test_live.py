@@ -248,7 +248,7 @@ def test_describe_file_mode_without_cluster(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
     rc, out, err = wmap("describe", "-f", str(DATA / "jobset-leader-workers.yaml"))
     assert rc == 0 and err == ""
-    assert "(file mode: no live status)" in out and "TOTAL       3          12" in out
+    assert "(the manifest has no status; file mode: no pods)" in out and "TOTAL       3          12" in out
     rc, out, _ = wmap(
         "describe", "-f", "-", "-o", "json", input=(DATA / "jobset-leader-workers.yaml").read_text()
     )

@@ -67,7 +67,7 @@ def pod(
 
 SEED_FILE_MODE = """\
 JobSet/train   namespace: ml-team   definition: jobset-x-k8s-io-jobset-v1alpha2 (catalog)
-(file mode: no live status)
+Phase: Undefined (the manifest has no status; file mode: no pods)
 
 `-- replicatedjob  replicas: 3   gpu: 12
     |-- leader     replicas: 1   gpu: 4
@@ -88,7 +88,7 @@ def test_seed_jobset_file_mode_tree_exact() -> None:
     assert render_describe(view) == SEED_FILE_MODE
     data = view.to_dict()
     check(data, "describe-view.v1.json")
-    assert data["fileMode"] is True and data["resources"]["gpus"] == 12
+    assert data["fileMode"] is True and data["manifestStatus"] is False and data["resources"]["gpus"] == 12
     assert [c["name"] for c in data["components"][0]["children"]] == ["leader", "workers"]
 
 

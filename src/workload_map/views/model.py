@@ -275,10 +275,14 @@ class DescribeView:
     components: tuple[ComponentView, ...]
     resources: Resources
     unattributed: tuple[UnattributedPodView, ...] = ()
+    #: file mode: the manifest carries a ``status`` (the phase is read from it, pods are not)
+    manifest_status: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         out = self.view.to_dict()
         out["fileMode"] = self.file_mode
+        if self.file_mode:
+            out["manifestStatus"] = self.manifest_status
         out["resources"] = self.resources.to_dict()
         out["components"] = [c.to_dict() for c in self.components]
         out["unattributed"] = [u.to_dict() for u in self.unattributed]
@@ -572,6 +576,7 @@ def build_describe(
     return DescribeView(
         view=row,
         file_mode=file_mode,
+        manifest_status=file_mode and isinstance(obj.get("status"), Mapping) and bool(obj.get("status")),
         components=tuple(top),
         resources=total(c.resources for c in top),
         unattributed=tuple(unattributed),

@@ -204,7 +204,10 @@ def render_describe(
         head.append(f"age: {age(v.created_at, now)}")
     lines = ["   ".join(head)]
     if view.file_mode:
-        lines.append("(file mode: no live status)")
+        # The phase a manifest's own status gives, as the library resolves the file; pods are
+        # never in a manifest, so ready counts stay unknown.
+        source = "from the manifest's status" if view.manifest_status else "the manifest has no status"
+        lines.append(f"Phase: {','.join(v.phases)} ({source}; file mode: no pods)")
     if view.components:
         lines.append("")
         rows = tree_rows(
