@@ -91,3 +91,16 @@ def test_describe_file_shows_the_manifests_phase(slug: str, tmp_path: Path) -> N
     rc, out, err = wmap("describe", "-f", str(path))
     assert rc == 0, err
     assert out.splitlines()[1] == f"Phase: {phases} (from the manifest's status; file mode: no pods)"
+
+
+@pytest.mark.usefixtures("bundled_catalog")
+@pytest.mark.parametrize("word", ["jobsets", "deploy"])
+def test_namespace_column_only_across_namespaces(word: str, seeded: str, kc: str) -> None:
+    """kubectl prints NAMESPACE, as the first column, only with -A."""
+    for extra in ([], ["-A"]):
+        args = extra if extra else ["-n", seeded]
+        theirs = _kubectl(kc, "get", word, *args).splitlines()[0].split()
+        rc, out, err = wmap("get", word, *args, "--kubeconfig", kc)
+        assert rc == 0, err
+        ours = out.splitlines()[0].split()
+        assert (ours[0], "NAMESPACE" in ours) == (theirs[0], "NAMESPACE" in theirs), (extra, ours, theirs)

@@ -63,9 +63,9 @@ def test_get_table_json_yaml_wide(kube: KubeTestClient, namespace: str, kc: str)
     rc, out, err = wmap("get", "jobsets", "--kubeconfig", kc)
     assert rc == 0, err
     lines = out.splitlines()
-    assert lines[0].split() == ["NAME", "NAMESPACE", "PHASE", "COMPONENTS", "GPU", "AGE"]
+    assert lines[0].split() == ["NAME", "PHASE", "COMPONENTS", "GPU", "AGE"]  # one namespace: no column
     assert [ln.split()[0] for ln in lines[1:]] == ["newer", "older"]  # newest first
-    assert lines[2].split()[:5] == ["older", namespace, "Running", "leader:1,workers:2", "12"]
+    assert lines[2].split()[:4] == ["older", "Running", "leader:1,workers:2", "12"]
 
     rc, out, _ = wmap("get", "jobset", "-o", "json", "--kubeconfig", kc)
     data = orjson.loads(out)
@@ -82,7 +82,7 @@ def test_get_table_json_yaml_wide(kube: KubeTestClient, namespace: str, kc: str)
     rc, out, err = wmap("get", "jobsets", "-o", "wide", "--kubeconfig", kc)
     assert rc == 0, err
     row = next(ln for ln in out.splitlines() if ln.startswith("older"))
-    assert row.split()[3:6] == ["leader:1/1,workers:1/2", "2/3", "12"]
+    assert row.split()[2:5] == ["leader:1/1,workers:1/2", "2/3", "12"]
     assert row.split()[-1] == "catalog"
 
 
@@ -370,9 +370,9 @@ def test_all_types_top_level_rule(kube: KubeTestClient, namespace: str, kc: str)
     kube.create(pytorchjob("pt", namespace))
     rc, out, err = wmap("get", "--all-types", "--kubeconfig", kc)
     assert rc == 0, err
-    rows = {(ln.split()[0], ln.split()[2]) for ln in out.splitlines()[1:]}
+    rows = {(ln.split()[0], ln.split()[1]) for ln in out.splitlines()[1:]}
     assert rows == {("train", "JobSet"), ("solo", "Job"), ("pt", "PyTorchJob")}
-    assert out.splitlines()[0].split()[:3] == ["NAME", "NAMESPACE", "TYPE"]
+    assert out.splitlines()[0].split()[:2] == ["NAME", "TYPE"]
     rc, out, _ = wmap("get", "--all-types", "--phase", "Running", "-o", "json", "--kubeconfig", kc)
     assert [i["name"] for i in orjson.loads(out)["items"]] == ["train"]
 

@@ -247,13 +247,15 @@ def test_get_row_and_table() -> None:
     ]
     table = render_table([view], now=NOW)
     assert table == (
-        "NAME    NAMESPACE   PHASE       COMPONENTS           GPU   AGE\n"
-        "train   ml-team     Undefined   leader:1,workers:2   12    30m\n"
+        "NAME    PHASE       COMPONENTS           GPU   AGE\n"
+        "train   Undefined   leader:1,workers:2   12    30m\n"
     )
+    across = render_table([view], now=NOW, show_namespace=True)  # -A: NAMESPACE first, as kubectl
+    assert across.splitlines()[0].split()[:2] == ["NAMESPACE", "NAME"]
+    assert across.splitlines()[1].split()[:2] == ["ml-team", "train"]
     wide = render_table([view], wide=True, now=NOW)
     assert wide.splitlines()[0].split() == [
         "NAME",
-        "NAMESPACE",
         "PHASE",
         "COMPONENTS",
         "READY",

@@ -1,6 +1,7 @@
 """``get`` tables: one row per :class:`~workload_map.views.model.WorkloadView`.
 
-Columns: ``NAME  NAMESPACE  [TYPE]  PHASE  COMPONENTS  GPU  AGE``; ``-o wide`` adds ``READY``
+Columns: ``[NAMESPACE]  NAME  [TYPE]  PHASE  COMPONENTS  GPU  AGE``, NAMESPACE first and only
+across namespaces (``-A``), as kubectl prints it; ``-o wide`` adds ``READY``
 (ready/total pods, from one pod list per namespace), ``CPU``, ``MEMORY`` and ``ORIGIN``. TYPE
 appears with ``--all-types`` (the Kind, ``Kind.group`` when the Kind is covered in several
 groups). COMPONENTS lists pod-bearing components (or instances) as ``name:desired``, or
@@ -37,8 +38,9 @@ def table_rows(
     show_type: bool = False,
     type_labels: Mapping[tuple[str, str], str] | None = None,
     now: datetime | None = None,
+    show_namespace: bool = False,
 ) -> list[list[str]]:
-    header = ["NAME", "NAMESPACE"]
+    header = ["NAMESPACE", "NAME"] if show_namespace else ["NAME"]
     if show_type:
         header.append("TYPE")
     header += ["PHASE", "COMPONENTS"]
@@ -52,7 +54,7 @@ def table_rows(
         header.append("ORIGIN")
     rows = [header]
     for v in views:
-        row = [v.name, v.namespace or "<none>"]
+        row = [v.namespace or "<none>", v.name] if show_namespace else [v.name]
         if show_type:
             label = (type_labels or {}).get((v.api_version, v.kind), v.kind)
             row.append(label)
@@ -77,8 +79,11 @@ def render_table(
     type_labels: Mapping[tuple[str, str], str] | None = None,
     now: datetime | None = None,
     no_headers: bool = False,
+    show_namespace: bool = False,
 ) -> str:
     """The table text (with a trailing newline); ``no_headers`` leaves the header row out, and the
     column widths then come from the rows alone (kubectl's tab writer never sees the header)."""
-    rows = table_rows(views, wide=wide, show_type=show_type, type_labels=type_labels, now=now)
+    rows = table_rows(
+        views, wide=wide, show_type=show_type, type_labels=type_labels, now=now, show_namespace=show_namespace
+    )
     return "\n".join(columns(rows[1:] if no_headers else rows)) + "\n"

@@ -260,6 +260,7 @@ def _print(
     labels: Mapping[tuple[str, str], str],
     bare: bool,
     no_headers: bool = False,
+    show_namespace: bool = False,
 ) -> None:
     from workload_map.kube.objects import kubectl_name
     from workload_map.views.machine import dump, envelope
@@ -276,7 +277,12 @@ def _print(
         return
     if views:
         text = render_table(
-            views, wide=fmt == "wide", show_type=show_type, type_labels=labels, no_headers=no_headers
+            views,
+            wide=fmt == "wide",
+            show_type=show_type,
+            type_labels=labels,
+            no_headers=no_headers,
+            show_namespace=show_namespace,
         )
         click.echo(text, nl=False)
 
@@ -469,7 +475,9 @@ def _watch(
                 elif fmt == "name":
                     click.echo(kubectl_name(row.view.api_version, row.view.kind, row.view.name))
                 else:
-                    rows = table_rows([row.view], wide=fmt == "wide", show_type=show_type)
+                    rows = table_rows(
+                        [row.view], wide=fmt == "wide", show_type=show_type, show_namespace=namespace is None
+                    )
                     line = columns(rows)[1]
                     click.echo(line + ("   (deleted)" if ev.type == "DELETED" else ""))
                 sys.stdout.flush()
@@ -595,7 +603,15 @@ def _run(
         if with_pods:
             rows = _add_pods(session, rows, all_namespaces, namespace)
         _sort(rows)
-        _print(rows, fmt, show_type=True, labels=labels, bare=False, no_headers=no_headers)
+        _print(
+            rows,
+            fmt,
+            show_type=True,
+            labels=labels,
+            bare=False,
+            no_headers=no_headers,
+            show_namespace=all_namespaces,
+        )
         if not rows and fmt in ("table", "wide"):
             _empty_notice(all_namespaces, namespace)
         return
@@ -629,7 +645,15 @@ def _run(
     if with_pods:
         rows = _add_pods(session, rows, all_namespaces, namespace)
     _sort(rows)
-    _print(rows, fmt, show_type=False, labels={}, bare=slash, no_headers=no_headers)
+    _print(
+        rows,
+        fmt,
+        show_type=False,
+        labels={},
+        bare=slash,
+        no_headers=no_headers,
+        show_namespace=all_namespaces,
+    )
     if not rows and fmt in ("table", "wide"):
         _empty_notice(all_namespaces or not rt.resource.namespaced, namespace)
     if watch:
