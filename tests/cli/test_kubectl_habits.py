@@ -104,3 +104,45 @@ def test_namespace_column_only_across_namespaces(word: str, seeded: str, kc: str
         assert rc == 0, err
         ours = out.splitlines()[0].split()
         assert (ours[0], "NAMESPACE" in ours) == (theirs[0], "NAMESPACE" in theirs), (extra, ours, theirs)
+
+
+@pytest.mark.usefixtures("bundled_catalog")
+def test_label_columns_and_show_labels_as_kubectl(kube: KubeTestClient, namespace: str, kc: str) -> None:
+    """-L adds one column per key, named by the key's last segment in capitals, empty where the
+    label is missing; --show-labels adds LABELS, sorted k=v or <none>: as kubectl prints them."""
+    from tests.support.seed import deployment_chain
+
+    deployment_chain(
+        kube,
+        "web",
+        namespace,
+        {"app": "web", "team.example.com/owner": "ml", "tier": "a"},
+        replicas=1,
+        gpus=0,
+    )
+    deployment_chain(kube, "db", namespace, {"app": "db"}, replicas=1, gpus=0)
+
+    def table(out: str, keep: int) -> dict[str, list[str]]:
+        """name -> the last ``keep`` cells, split on runs of 2+ spaces (empty cells kept)."""
+        import re
+
+        lines = out.splitlines()
+        starts = [m.start() for m in re.finditer(r"(?:(?<=  )|^)\S", lines[0])]
+        rows = {}
+        for line in lines[1:]:
+            cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
+            rows[cells[0]] = cells[-keep:]
+        rows["HEADER"] = [lines[0][a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)][
+            -keep:
+        ]
+        return rows
+
+    for args, keep in (
+        (["-L", "app,team.example.com/owner"], 2),
+        (["-L", "app", "-L", "tier"], 2),
+        (["--show-labels"], 1),
+    ):
+        theirs = table(_kubectl(kc, "get", "deploy", "-n", namespace, *args), keep)
+        rc, out, err = wmap("get", "deploy", "-n", namespace, *args, "--kubeconfig", kc)
+        assert rc == 0, err
+        assert table(out, keep) == theirs, args

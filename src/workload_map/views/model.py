@@ -142,6 +142,8 @@ class WorkloadView:
     uid: str | None = None
     #: Why the workload could not be resolved (the row then says Undefined and has no components).
     error: str | None = None
+    #: The workload object's labels (``--show-labels``, ``-L``).
+    labels: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -156,6 +158,7 @@ class WorkloadView:
             "primaryPhase": self.primary_phase,
             "components": [c.to_dict() for c in self.components],
             "resources": self.resources.to_dict(),
+            "labels": dict(self.labels),
         }
         if self.pods_total is not None:
             out["pods"] = {"ready": self.pods_ready or 0, "total": self.pods_total}
@@ -356,7 +359,15 @@ def build_view(
         pods_ready=pods_ready,
         pods_total=pods_total,
         uid=str(meta["uid"]) if meta.get("uid") else None,
+        labels=_labels(meta),
     )
+
+
+def _labels(meta: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    labels = meta.get("labels")
+    if not isinstance(labels, Mapping):
+        return ()
+    return tuple(sorted((str(k), str(v)) for k, v in labels.items()))
 
 
 def error_view(obj: Mapping[str, Any], *, definition: str, origin: str, error: str) -> WorkloadView:
@@ -375,6 +386,7 @@ def error_view(obj: Mapping[str, Any], *, definition: str, origin: str, error: s
         primary_phase="Undefined",
         uid=str(meta["uid"]) if meta.get("uid") else None,
         error=error,
+        labels=_labels(meta),
     )
 
 

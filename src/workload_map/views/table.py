@@ -39,6 +39,8 @@ def table_rows(
     type_labels: Mapping[tuple[str, str], str] | None = None,
     now: datetime | None = None,
     show_namespace: bool = False,
+    label_columns: Sequence[str] = (),
+    show_labels: bool = False,
 ) -> list[list[str]]:
     header = ["NAMESPACE", "NAME"] if show_namespace else ["NAME"]
     if show_type:
@@ -52,6 +54,10 @@ def table_rows(
     header.append("AGE")
     if wide:
         header.append("ORIGIN")
+    # kubectl: -L columns named by the key's last path segment, then LABELS (sorted k=v).
+    header += [key.rsplit("/", 1)[-1].upper() for key in label_columns]
+    if show_labels:
+        header.append("LABELS")
     rows = [header]
     for v in views:
         row = [v.namespace or "<none>", v.name] if show_namespace else [v.name]
@@ -67,6 +73,10 @@ def table_rows(
         row.append(age(v.created_at, now))
         if wide:
             row.append(v.origin)
+        labels = dict(v.labels)
+        row += [labels.get(key, "") for key in label_columns]
+        if show_labels:
+            row.append(",".join(f"{k}={val}" for k, val in v.labels) or "<none>")
         rows.append(row)
     return rows
 
@@ -80,10 +90,19 @@ def render_table(
     now: datetime | None = None,
     no_headers: bool = False,
     show_namespace: bool = False,
+    label_columns: Sequence[str] = (),
+    show_labels: bool = False,
 ) -> str:
     """The table text (with a trailing newline); ``no_headers`` leaves the header row out, and the
     column widths then come from the rows alone (kubectl's tab writer never sees the header)."""
     rows = table_rows(
-        views, wide=wide, show_type=show_type, type_labels=type_labels, now=now, show_namespace=show_namespace
+        views,
+        wide=wide,
+        show_type=show_type,
+        type_labels=type_labels,
+        now=now,
+        show_namespace=show_namespace,
+        label_columns=label_columns,
+        show_labels=show_labels,
     )
     return "\n".join(columns(rows[1:] if no_headers else rows)) + "\n"

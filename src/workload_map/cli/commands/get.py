@@ -252,6 +252,15 @@ def _add_pods(session: Session, rows: list[Row], all_namespaces: bool, namespace
 GET_FORMATS = (*ALL_FORMATS, "name")
 
 
+@dataclass(frozen=True)
+class TableOptions:
+    """kubectl's table flags: ``--no-headers``, ``--show-labels``, ``-L``."""
+
+    no_headers: bool = False
+    show_labels: bool = False
+    label_columns: tuple[str, ...] = ()
+
+
 def _print(
     rows: Sequence[Row],
     fmt: str,
@@ -259,7 +268,7 @@ def _print(
     show_type: bool,
     labels: Mapping[tuple[str, str], str],
     bare: bool,
-    no_headers: bool = False,
+    table: TableOptions | None = None,
     show_namespace: bool = False,
 ) -> None:
     from workload_map.kube.objects import kubectl_name
@@ -276,13 +285,16 @@ def _print(
             click.echo(kubectl_name(v.api_version, v.kind, v.name))
         return
     if views:
+        opts = table or TableOptions()
         text = render_table(
             views,
             wide=fmt == "wide",
             show_type=show_type,
             type_labels=labels,
-            no_headers=no_headers,
+            no_headers=opts.no_headers,
             show_namespace=show_namespace,
+            label_columns=opts.label_columns,
+            show_labels=opts.show_labels,
         )
         click.echo(text, nl=False)
 
@@ -432,6 +444,7 @@ def _watch(
     printed: dict[str, Any],
     timeout: float | None,
     show_type: bool,
+    table: TableOptions | None = None,
 ) -> None:
     from workload_map.errors import GoneError
     from workload_map.kube.objects import kubectl_name
@@ -475,8 +488,14 @@ def _watch(
                 elif fmt == "name":
                     click.echo(kubectl_name(row.view.api_version, row.view.kind, row.view.name))
                 else:
+                    opts = table or TableOptions()
                     rows = table_rows(
-                        [row.view], wide=fmt == "wide", show_type=show_type, show_namespace=namespace is None
+                        [row.view],
+                        wide=fmt == "wide",
+                        show_type=show_type,
+                        show_namespace=namespace is None,
+                        label_columns=opts.label_columns,
+                        show_labels=opts.show_labels,
                     )
                     line = columns(rows)[1]
                     click.echo(line + ("   (deleted)" if ev.type == "DELETED" else ""))
@@ -520,6 +539,15 @@ def _watch(
 @click.option("-w", "--watch", is_flag=True, help="After listing, print rows again as they change.")
 @click.option("--watch-timeout", type=float, default=None, hidden=True)
 @click.option("--no-headers", is_flag=True, help="Print tables without the header row (as kubectl).")
+@click.option("--show-labels", is_flag=True, help="Add a LABELS column with the workload's labels.")
+@click.option(
+    "-L",
+    "--label-columns",
+    "label_columns",
+    multiple=True,
+    metavar="KEY[,KEY]",
+    help="Add a column per label key (repeatable, comma-separated), named like kubectl's.",
+)
 @connection_options
 @output_option(GET_FORMATS)
 def command(
@@ -532,6 +560,8 @@ def command(
     watch: bool,
     watch_timeout: float | None,
     no_headers: bool,
+    show_labels: bool,
+    label_columns: tuple[str, ...],
 ) -> None:
     """List workloads of TYPE (kind, plural, short name or kind.group), or of every covered type
     with --all-types, with their phase, components, GPUs and age. Newest first.
@@ -556,7 +586,11 @@ def command(
             all_types,
             watch,
             watch_timeout,
-            no_headers,
+            TableOptions(
+                no_headers=no_headers,
+                show_labels=show_labels,
+                label_columns=tuple(k for arg in label_columns for k in arg.split(",") if k),
+            ),
         )
     finally:
         session.close()
@@ -572,8 +606,9 @@ def _run(
     all_types: bool,
     watch: bool,
     watch_timeout: float | None,
-    no_headers: bool = False,
+    table: TableOptions | None = None,
 ) -> None:
+    table = table or TableOptions()
     state = session.state
     if all_types and args:
         raise click.UsageError("--all-types cannot be combined with a TYPE")
@@ -609,7 +644,7 @@ def _run(
             show_type=True,
             labels=labels,
             bare=False,
-            no_headers=no_headers,
+            table=table,
             show_namespace=all_namespaces,
         )
         if not rows and fmt in ("table", "wide"):
@@ -651,7 +686,7 @@ def _run(
         show_type=False,
         labels={},
         bare=slash,
-        no_headers=no_headers,
+        table=table,
         show_namespace=all_namespaces,
     )
     if not rows and fmt in ("table", "wide"):
@@ -672,4 +707,5 @@ def _run(
             printed=printed,
             timeout=watch_timeout,
             show_type=False,
+            table=table,
         )
