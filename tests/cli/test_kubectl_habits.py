@@ -146,3 +146,23 @@ def test_label_columns_and_show_labels_as_kubectl(kube: KubeTestClient, namespac
         rc, out, err = wmap("get", "deploy", "-n", namespace, *args, "--kubeconfig", kc)
         assert rc == 0, err
         assert table(out, keep) == theirs, args
+
+
+@pytest.mark.usefixtures("bundled_catalog")
+@pytest.mark.parametrize(
+    "fields", ["metadata.name=alpha", "metadata.name!=alpha", "metadata.namespace!=default"]
+)
+def test_field_selector_selects_as_kubectl(fields: str, seeded: str, kc: str) -> None:
+    theirs = _kubectl(kc, "get", "jobsets", "-n", seeded, "--field-selector", fields, "-o", "name").split()
+    rc, out, err = wmap(
+        "get", "jobsets", "-n", seeded, "--field-selector", fields, "-o", "name", "--kubeconfig", kc
+    )
+    assert rc == 0, err
+    assert sorted(out.split()) == sorted(theirs)
+
+
+@pytest.mark.usefixtures("bundled_catalog")
+def test_field_selector_the_server_refuses(seeded: str, kc: str) -> None:
+    rc, out, err = wmap("get", "jobsets", "-n", seeded, "--field-selector", "spec.nope=1", "--kubeconfig", kc)
+    assert rc == 1 and out == ""
+    assert "error: field label not supported: spec.nope" in err.splitlines()

@@ -107,7 +107,7 @@ def _row(
 
 
 def _pages(
-    session: Session, path: str, selector: str, chunk: int, sink: dict[str, str]
+    session: Session, path: str, selector: str, chunk: int, sink: dict[str, str], fields: str = ""
 ) -> Iterator[list[dict[str, Any]]]:
     seen: set[str] = set()
     relisted = False
@@ -116,7 +116,10 @@ def _pages(
         nonlocal relisted
         relisted = True
 
-    for page in session.client().list(path, label_selector=selector or None, limit=chunk, on_relist=note):
+    pages = session.client().list(
+        path, label_selector=selector or None, field_selector=fields or None, limit=chunk, on_relist=note
+    )
+    for page in pages:
         sink["resourceVersion"] = str((page.get("metadata") or {}).get("resourceVersion") or "")
         items = page["items"]
         if relisted:
@@ -144,6 +147,7 @@ def _list_type(
     phases: set[str],
     sink: dict[str, str],
     forbidden_warning: str | None = None,
+    fields: str = "",
 ) -> list[Row]:
     from workload_map.errors import ForbiddenError, NotFoundError
 
@@ -166,7 +170,7 @@ def _list_type(
             rows.append(row)
         return rows
     try:
-        for items in _pages(session, res.path(namespace), selector, chunk, sink):
+        for items in _pages(session, res.path(namespace), selector, chunk, sink, fields):
             for obj in items:
                 # list items carry no apiVersion/kind
                 obj.setdefault("apiVersion", res.group_version)
@@ -254,11 +258,14 @@ GET_FORMATS = (*ALL_FORMATS, "name")
 
 @dataclass(frozen=True)
 class TableOptions:
-    """kubectl's table flags: ``--no-headers``, ``--show-labels``, ``-L``."""
+    """kubectl's listing flags beyond -l: ``--no-headers``, ``--show-labels``, ``-L`` and
+    ``--field-selector`` (sent to the API server, which supports metadata.name and
+    metadata.namespace on every resource)."""
 
     no_headers: bool = False
     show_labels: bool = False
     label_columns: tuple[str, ...] = ()
+    field_selector: str = ""
 
 
 def _print(
@@ -310,7 +317,14 @@ def _empty_notice(all_namespaces: bool, namespace: str) -> None:
 
 
 def _all_types(
-    session: Session, *, namespace: str | None, selector: str, chunk: int, keep: bool, phases: set[str]
+    session: Session,
+    *,
+    namespace: str | None,
+    selector: str,
+    chunk: int,
+    keep: bool,
+    phases: set[str],
+    fields: str = "",
 ) -> tuple[list[Row], dict[tuple[str, str], str]]:
     from workload_map.cluster.discovery import version_priority
     from workload_map.cluster.owners import make_owner_lookup
@@ -368,6 +382,7 @@ def _all_types(
             phases=phases,
             sink=type_sink,
             forbidden_warning=f"not allowed to list {rt.kind}, so the result leaves it out",
+            fields=fields,
         )
         if "forbidden" in type_sink:
             forbidden.append(rt.kind)
@@ -445,6 +460,7 @@ def _watch(
     timeout: float | None,
     show_type: bool,
     table: TableOptions | None = None,
+    fields: str = "",
 ) -> None:
     from workload_map.errors import GoneError
     from workload_map.kube.objects import kubectl_name
@@ -457,7 +473,7 @@ def _watch(
     compiled = _compiled(rt.entry)
     deadline = None if timeout is None else time.monotonic() + timeout
     rv = resource_version
-    field = f"metadata.name={name}" if name else None
+    field = ",".join(f for f in (fields, f"metadata.name={name}" if name else "") if f) or None
     while True:
         remaining = None if deadline is None else max(1, int(deadline - time.monotonic()))
         try:
@@ -504,7 +520,7 @@ def _watch(
                     return
         except GoneError:
             sink: dict[str, str] = {}
-            for _ in _pages(session, res.path(namespace), selector, 500, sink):
+            for _ in _pages(session, res.path(namespace), selector, 500, sink, fields):
                 pass
             rv = sink.get("resourceVersion", "")
         if deadline is not None and time.monotonic() >= deadline:
@@ -541,6 +557,12 @@ def _watch(
 @click.option("--no-headers", is_flag=True, help="Print tables without the header row (as kubectl).")
 @click.option("--show-labels", is_flag=True, help="Add a LABELS column with the workload's labels.")
 @click.option(
+    "--field-selector",
+    default="",
+    metavar="SELECTOR",
+    help="Field selector sent to the API server (metadata.name=..., metadata.namespace!=...).",
+)
+@click.option(
     "-L",
     "--label-columns",
     "label_columns",
@@ -562,6 +584,7 @@ def command(
     no_headers: bool,
     show_labels: bool,
     label_columns: tuple[str, ...],
+    field_selector: str,
 ) -> None:
     """List workloads of TYPE (kind, plural, short name or kind.group), or of every covered type
     with --all-types, with their phase, components, GPUs and age. Newest first.
@@ -590,6 +613,7 @@ def command(
                 no_headers=no_headers,
                 show_labels=show_labels,
                 label_columns=tuple(k for arg in label_columns for k in arg.split(",") if k),
+                field_selector=field_selector,
             ),
         )
     finally:
@@ -633,7 +657,13 @@ def _run(
     with_pods = fmt in ("wide", "json", "yaml")
     if all_types:
         rows, labels = _all_types(
-            session, namespace=list_ns, selector=selector, chunk=chunk_size, keep=with_pods, phases=phases
+            session,
+            namespace=list_ns,
+            selector=selector,
+            chunk=chunk_size,
+            keep=with_pods,
+            phases=phases,
+            fields=table.field_selector,
         )
         if with_pods:
             rows = _add_pods(session, rows, all_namespaces, namespace)
@@ -676,6 +706,7 @@ def _run(
         keep=with_pods,
         phases=phases,
         sink=sink,
+        fields=table.field_selector,
     )
     if with_pods:
         rows = _add_pods(session, rows, all_namespaces, namespace)
@@ -708,4 +739,5 @@ def _run(
             timeout=watch_timeout,
             show_type=False,
             table=table,
+            fields=table.field_selector,
         )
