@@ -166,3 +166,27 @@ def test_field_selector_the_server_refuses(seeded: str, kc: str) -> None:
     rc, out, err = wmap("get", "jobsets", "-n", seeded, "--field-selector", "spec.nope=1", "--kubeconfig", kc)
     assert rc == 1 and out == ""
     assert "error: field label not supported: spec.nope" in err.splitlines()
+
+
+@pytest.mark.usefixtures("bundled_catalog")
+def test_sort_by_orders_as_kubectl(kube: KubeTestClient, namespace: str, kc: str) -> None:
+    """--sort-by takes a path into the view model; sorted by the same field, the order is
+    kubectl's (names: .name here, .metadata.name there; numbers numerically)."""
+    from tests.support.seed import deployment_chain
+
+    for name, replicas in (("web", 3), ("api", 1), ("db", 2), ("cache", 10)):
+        deployment_chain(kube, name, namespace, {"app": name}, replicas=replicas, gpus=0)
+    for ours_path, theirs_path in (
+        (".name", ".metadata.name"),
+        ("{.components[0].desired}", ".spec.replicas"),
+    ):
+        theirs = _kubectl(
+            kc, "get", "deploy", "-n", namespace, "--sort-by", theirs_path, "-o", "name"
+        ).split()
+        rc, out, err = wmap(
+            "get", "deploy", "-n", namespace, "--sort-by", ours_path, "-o", "name", "--kubeconfig", kc
+        )
+        assert rc == 0, err
+        assert out.split() == theirs, ours_path
+    rc, _, err = wmap("get", "deploy", "-n", namespace, "--sort-by", "metadata.name", "--kubeconfig", kc)
+    assert rc == 2 and 'must start with "."' in err

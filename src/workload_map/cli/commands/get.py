@@ -191,9 +191,15 @@ def _list_type(
     return rows
 
 
-def _sort(rows: list[Row]) -> list[Row]:
+def _sort(rows: list[Row], by: Sequence[str | int] = ()) -> list[Row]:
+    """Newest first; with ``--sort-by``, by that field of the view model (stable, kubectl's
+    order of values)."""
+    from workload_map.views.fieldpath import lookup, sort_key
+
     rows.sort(key=lambda r: (r.view.kind, r.view.name, r.view.namespace or ""))
     rows.sort(key=lambda r: r.view.created_at or "", reverse=True)
+    if by:
+        rows.sort(key=lambda r: sort_key(lookup(r.view.to_dict(), by)))
     return rows
 
 
@@ -266,6 +272,8 @@ class TableOptions:
     show_labels: bool = False
     label_columns: tuple[str, ...] = ()
     field_selector: str = ""
+    #: ``--sort-by``: a field path into the view model (views.fieldpath), parsed
+    sort_by: tuple[str | int, ...] = ()
 
 
 def _print(
@@ -557,6 +565,12 @@ def _watch(
 @click.option("--no-headers", is_flag=True, help="Print tables without the header row (as kubectl).")
 @click.option("--show-labels", is_flag=True, help="Add a LABELS column with the workload's labels.")
 @click.option(
+    "--sort-by",
+    default="",
+    metavar="PATH",
+    help="Sort by a field of the view model (JSON Schema view.v1), e.g. .resources.gpus or {.name}.",
+)
+@click.option(
     "--field-selector",
     default="",
     metavar="SELECTOR",
@@ -585,6 +599,7 @@ def command(
     show_labels: bool,
     label_columns: tuple[str, ...],
     field_selector: str,
+    sort_by: str,
 ) -> None:
     """List workloads of TYPE (kind, plural, short name or kind.group), or of every covered type
     with --all-types, with their phase, components, GPUs and age. Newest first.
@@ -596,6 +611,12 @@ def command(
       wmap get --all-types -A --phase Running,Degraded
       wmap get jobsets -w
     """
+    from workload_map.views.fieldpath import FieldPathError, parse
+
+    try:
+        sort_steps = parse(sort_by) if sort_by else ()
+    except FieldPathError as exc:
+        raise click.UsageError(f"--sort-by: {exc}") from None
     state = get_state()
     session = Session(state)
     try:
@@ -614,6 +635,7 @@ def command(
                 show_labels=show_labels,
                 label_columns=tuple(k for arg in label_columns for k in arg.split(",") if k),
                 field_selector=field_selector,
+                sort_by=sort_steps,
             ),
         )
     finally:
@@ -667,7 +689,7 @@ def _run(
         )
         if with_pods:
             rows = _add_pods(session, rows, all_namespaces, namespace)
-        _sort(rows)
+        _sort(rows, table.sort_by)
         _print(
             rows,
             fmt,
@@ -710,7 +732,7 @@ def _run(
     )
     if with_pods:
         rows = _add_pods(session, rows, all_namespaces, namespace)
-    _sort(rows)
+    _sort(rows, table.sort_by)
     _print(
         rows,
         fmt,
