@@ -190,3 +190,39 @@ def test_sort_by_orders_as_kubectl(kube: KubeTestClient, namespace: str, kc: str
         assert out.split() == theirs, ours_path
     rc, _, err = wmap("get", "deploy", "-n", namespace, "--sort-by", "metadata.name", "--kubeconfig", kc)
     assert rc == 2 and 'must start with "."' in err
+
+
+@pytest.mark.usefixtures("bundled_catalog")
+def test_custom_columns_as_kubectl(kube: KubeTestClient, namespace: str, kc: str, tmp_path: Path) -> None:
+    """-o custom-columns over the view model: the same cells as kubectl's custom columns over the
+    same fields (name, replicas, a label, a missing field as <none>), inline and from a file."""
+    from tests.support.seed import deployment_chain
+
+    for name, replicas in (("web", 3), ("api", 1)):
+        deployment_chain(kube, name, namespace, {"app": name}, replicas=replicas, gpus=0)
+    theirs = _kubectl(
+        kc, "get", "deploy", "-n", namespace, "--sort-by", ".metadata.name",
+        "-o", "custom-columns=N:.metadata.name,R:.spec.replicas,A:.metadata.labels.app,X:.spec.nope",
+    )  # fmt: skip
+    spec = "custom-columns=N:.name,R:.components[0].desired,A:.labels.app,X:.nope"
+    rc, out, err = wmap(
+        "get", "deploy", "-n", namespace, "--sort-by", ".name", "-o", spec, "--kubeconfig", kc
+    )
+    assert rc == 0, err
+    assert [ln.split() for ln in out.splitlines()] == [ln.split() for ln in theirs.splitlines()]
+    assert out.splitlines()[1].split()[-1] == "<none>"
+    columns_file = tmp_path / "cols.txt"
+    columns_file.write_text("N R\n.name .components[0].desired\n")
+    rc, out, err = wmap(
+        "get", "deploy", "-n", namespace, "--sort-by", ".name", "-o", f"custom-columns-file={columns_file}",
+        "--no-headers", "--kubeconfig", kc,
+    )  # fmt: skip
+    assert rc == 0, err
+    assert [ln.split() for ln in out.splitlines()] == [["api", "1"], ["web", "3"]]
+    for bad, message in (
+        ("custom-columns=N", "unexpected custom-columns spec: N, expected <header>:<json-path-expr>"),
+        ("custom-columns=N:name", 'must start with "."'),
+        (f"custom-columns-file={tmp_path / 'missing'}", "missing"),
+    ):
+        rc, _, err = wmap("get", "deploy", "-n", namespace, "-o", bad, "--kubeconfig", kc)
+        assert rc == 2 and message in err, (bad, err)

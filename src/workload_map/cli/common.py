@@ -176,13 +176,21 @@ def invalid_output(value: str, formats: Sequence[str]) -> click.UsageError:
     )
 
 
+def format_allowed(value: str, formats: Sequence[str]) -> bool:
+    """``value`` is one of ``formats``; a format ending in ``=`` (``custom-columns=``) takes any
+    non-empty argument after it."""
+    return value in formats or any(
+        f.endswith("=") and value.startswith(f) and len(value) > len(f) for f in formats
+    )
+
+
 def output_option(formats: Sequence[str] = ALL_FORMATS) -> Callable[[F], F]:
     """``-o/--output`` accepting ``formats`` (anything else is a usage error, exit 2)."""
 
     def callback(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
         if value is None:
             return
-        if value not in formats:
+        if not format_allowed(value, formats):
             raise invalid_output(value, formats)
         _state(ctx).output = value
 
@@ -267,7 +275,7 @@ def read_config(state: State) -> dict[str, Any]:
 def resolve_output(state: State, formats: Sequence[str]) -> str:
     """``-o`` > ``$WMAP_OUTPUT``/``$KARTA_OUTPUT`` > config file > ``table``."""
     if state.output is not None:
-        if state.output not in formats:
+        if not format_allowed(state.output, formats):
             raise invalid_output(state.output, formats)
         return state.output
     chosen: str | None = None

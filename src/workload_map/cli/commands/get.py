@@ -16,7 +16,8 @@ import functools
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -191,6 +192,27 @@ def _list_type(
     return rows
 
 
+def _custom_columns(fmt: str) -> list[tuple[str, tuple[str | int, ...]]]:
+    """The columns of ``-o custom-columns=SPEC`` or ``-o custom-columns-file=FILE`` (usage
+    errors, exit 2, naming the spec or the file)."""
+    from workload_map.views.custom_columns import CustomColumnsError, parse_file, parse_spec
+
+    kind, _, arg = fmt.partition("=")
+    try:
+        if kind == "custom-columns-file":
+            path = Path(arg)
+            try:
+                if path.stat().st_size > 64 * 1024:
+                    raise CustomColumnsError(f"{arg}: larger than 64 KiB")
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise CustomColumnsError(f"{arg}: {exc}") from None
+            return parse_file(text, arg)
+        return parse_spec(arg)
+    except CustomColumnsError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
 def _sort(rows: list[Row], by: Sequence[str | int] = ()) -> list[Row]:
     """Newest first; with ``--sort-by``, by that field of the view model (stable, kubectl's
     order of values)."""
@@ -258,8 +280,8 @@ def _add_pods(session: Session, rows: list[Row], all_namespaces: bool, namespace
     return out
 
 
-#: get's -o values: the shared ones plus kubectl's ``name``.
-GET_FORMATS = (*ALL_FORMATS, "name")
+#: get's -o values: the shared ones plus kubectl's ``name`` and custom columns.
+GET_FORMATS = (*ALL_FORMATS, "name", "custom-columns=", "custom-columns-file=")
 
 
 @dataclass(frozen=True)
@@ -274,6 +296,8 @@ class TableOptions:
     field_selector: str = ""
     #: ``--sort-by``: a field path into the view model (views.fieldpath), parsed
     sort_by: tuple[str | int, ...] = ()
+    #: ``-o custom-columns=...`` / ``custom-columns-file=...``, parsed
+    custom_columns: tuple[tuple[str, tuple[str | int, ...]], ...] = ()
 
 
 def _print(
@@ -298,6 +322,15 @@ def _print(
     if fmt == "name":
         for v in views:
             click.echo(kubectl_name(v.api_version, v.kind, v.name))
+        return
+    if fmt.startswith("custom-columns"):
+        from workload_map.views.custom_columns import rows as column_rows
+        from workload_map.views.format import columns
+
+        opts = table or TableOptions()
+        cells = column_rows(opts.custom_columns, [v.to_dict() for v in views], headers=not opts.no_headers)
+        if cells:
+            click.echo("\n".join(columns(cells)))
         return
     if views:
         opts = table or TableOptions()
@@ -511,6 +544,11 @@ def _watch(
                     click.echo(dump(data, fmt), nl=False)
                 elif fmt == "name":
                     click.echo(kubectl_name(row.view.api_version, row.view.kind, row.view.name))
+                elif fmt.startswith("custom-columns"):
+                    from workload_map.views.custom_columns import rows as column_rows
+
+                    cells = column_rows((table or TableOptions()).custom_columns, [data], headers=False)
+                    click.echo("   ".join(cells[0]))
                 else:
                     opts = table or TableOptions()
                     rows = table_rows(
@@ -663,6 +701,8 @@ def _run(
     check_selector(selector)
     phases = parse_phases(phase)
     fmt = resolve_output(state, GET_FORMATS)
+    if fmt.startswith("custom-columns"):
+        table = replace(table, custom_columns=tuple(_custom_columns(fmt)))
     name: str | None = None
     slash = False
     token = ""
@@ -676,7 +716,7 @@ def _run(
     list_ns = None if all_namespaces else namespace
     # Ready counts need the pods: -o wide shows them, and machine output must carry the same
     # numbers, never "ready": null where the table has a count.
-    with_pods = fmt in ("wide", "json", "yaml")
+    with_pods = fmt in ("wide", "json", "yaml") or fmt.startswith("custom-columns")
     if all_types:
         rows, labels = _all_types(
             session,
