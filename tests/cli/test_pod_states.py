@@ -16,7 +16,13 @@ import pytest
 
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient
-from workload_map.kube.podstatus import containers, display_status, restarts, scheduling_message
+from workload_map.kube.podstatus import (
+    containers,
+    display_status,
+    restarts,
+    scheduling_message,
+    status_and_restarts,
+)
 
 pytestmark = [
     pytest.mark.cluster,
@@ -310,6 +316,7 @@ def test_status_and_restarts_as_kubectl_prints_them(
     try:
         printed = _kubectl(cluster, cluster.write_kubeconfig(tmp_path / "kc", user="admin"), namespace)
         ours = {name: (display_status(pod), str(restarts(pod))) for name, pod in made.items()}
+        assert all(status_and_restarts(pod) == (ours[n][0], int(ours[n][1])) for n, pod in made.items())
         assert printed.pop("gated") == ("Pending", "0")  # the v1.20 printer predates gates
         assert {k: v for k, v in ours.items() if k != "gated"} == printed
     finally:

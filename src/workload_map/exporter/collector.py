@@ -588,16 +588,9 @@ class Exporter:
                 self._pod_parents.pop(key, None)
 
     def _on_pod(self, pod: Obj, deleted: bool = False) -> None:
+        # Another shard's pods never get here: _pod_transform leaves them out on every event, and
+        # _process drops those whose workload turned out foreign only after they arrived.
         key = (namespace_of(pod), name_of(pod))
-        if self.shard.sharded and not deleted:
-            owner_uid = self._shard_uid(pod)
-            if owner_uid is not None and not self.shard.owns(owner_uid):
-                with self._lock:  # another shard's: only the workloads it left need a look
-                    before = self._pod_parents.pop(key, set())
-                self._drop_pods([pod])
-                for wk_key in before:
-                    self.queue.add(wk_key)
-                return
         parents = self._ancestors(pod)
         with self._lock:
             before = self._pod_parents.pop(key, set())

@@ -17,7 +17,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ContainerState", "containers", "display_status", "restarts", "scheduling_message"]
+__all__ = [
+    "ContainerState",
+    "containers",
+    "display_status",
+    "restarts",
+    "scheduling_message",
+    "status_and_restarts",
+]
 
 #: The pod reason the node controller sets when the node is unreachable (kubectl shows Unknown).
 NODE_LOST = "NodeLost"
@@ -105,13 +112,20 @@ def _restartable(init_specs: list[Mapping[str, Any]], c: Mapping[str, Any]) -> b
 def restarts(pod: Mapping[str, Any]) -> int:
     """kubectl's RESTARTS count: the init containers' while one is still initializing, else the
     containers' (sidecar init containers included)."""
+    return status_and_restarts(pod)[1]
+
+
+def status_and_restarts(pod: Mapping[str, Any]) -> tuple[str, int]:
+    """:func:`display_status` and :func:`restarts` with the status worked out once."""
+    shown = display_status(pod)
     status = _map(pod.get("status"))
     init = _list(status.get("initContainerStatuses"))
-    if display_status(pod).startswith("Init:"):
-        return sum(_int(c.get("restartCount")) for c in init)
+    if shown.startswith("Init:"):
+        return shown, sum(_int(c.get("restartCount")) for c in init)
     init_specs = _list(_map(pod.get("spec")).get("initContainers"))
     sidecars = sum(_int(c.get("restartCount")) for c in init if _restartable(init_specs, c))
-    return sidecars + sum(_int(c.get("restartCount")) for c in _list(status.get("containerStatuses")))
+    main = sum(_int(c.get("restartCount")) for c in _list(status.get("containerStatuses")))
+    return shown, sidecars + main
 
 
 @dataclass(frozen=True)

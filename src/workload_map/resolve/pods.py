@@ -29,13 +29,7 @@ from typing import Any
 
 from workload_map.errors import ResolveError
 from workload_map.kube.owners import MAX_OWNER_DEPTH, OwnerLookup, owned_by
-from workload_map.kube.podstatus import (
-    ContainerState,
-    containers,
-    display_status,
-    restarts,
-    scheduling_message,
-)
+from workload_map.kube.podstatus import ContainerState, containers, scheduling_message, status_and_restarts
 from workload_map.resolve._podquery import (
     PodQueryError,
     has_type_selector,
@@ -355,6 +349,7 @@ def attribute_pods(
             unattributed.append(UnattributedPod(name, str(exc)))
             continue
         phase, ready, reason, node = pod_status(pod)
+        shown, restart_count = status_and_restarts(pod)
         info = PodInfo(
             name=name,
             namespace=_str(_meta(pod).get("namespace")),
@@ -366,8 +361,8 @@ def attribute_pods(
             reason=reason,
             node=node,
             resources=_pod_resources(pod),
-            status=display_status(pod),
-            restarts=restarts(pod),
+            status=shown,
+            restarts=restart_count,
             message=scheduling_message(pod),
             containers=containers(pod),
         )
