@@ -9,7 +9,8 @@
 - :func:`create_raycluster_tree` (RayCluster -> Pods with KubeRay's labels),
   :func:`create_deployment_tree` (Deployment -> ReplicaSet -> Pods), :func:`create_mpijob_tree`
   (MPIJob workers -> Pods, launcher -> Job -> Pod).
-- :func:`jobset_pods`: named pods of a JobSet, each through its own Job.
+- :func:`jobset_pods`: named pods of a JobSet, each through its own Job; :func:`owned_pods`: pods
+  controlled by one owner.
 - :func:`role_pods`: pods owned directly by a workload, labelled with their role (e.g. a
   PyTorchJob's replica type, whose operator does create them so), on a node or Pending.
 """
@@ -199,6 +200,34 @@ def role_pods(
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
 LWS_WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
+
+
+def owned_pods(
+    kube: KubeTestClient,
+    owner: Mapping[str, Any],
+    names: Iterable[str],
+    labels: Mapping[str, str],
+    *,
+    gpus: int = 0,
+    owners: tuple[Mapping[str, Any], ...] = (),
+) -> list[dict[str, Any]]:
+    """Running pods ``names`` in ``owner``'s namespace, controlled by ``owner`` (and referencing
+    ``owners`` without control), each 1 CPU / 2Gi and ``gpus`` GPUs on node-a."""
+    namespace = owner["metadata"]["namespace"]
+    return [
+        kube.make_pod(
+            n,
+            namespace,
+            owner=owner,
+            owners=owners,
+            labels=labels,
+            gpus=gpus,
+            cpu="1",
+            memory="2Gi",
+            node="node-a",
+        )
+        for n in names
+    ]
 
 
 def pod_template(gpus: int) -> dict[str, Any]:
@@ -401,19 +430,9 @@ def deployment_chain(
             },
         }
     )
-    pods = [
-        kube.make_pod(
-            f"{rs['metadata']['name']}-p{i}",
-            namespace,
-            owner=rs,
-            labels=rs_labels,
-            gpus=gpus,
-            cpu="1",
-            memory="2Gi",
-            node="node-a",
-        )
-        for i in range(replicas)
-    ]
+    pods = owned_pods(
+        kube, rs, [f"{rs['metadata']['name']}-p{i}" for i in range(replicas)], rs_labels, gpus=gpus
+    )
     return dep, pods
 
 
@@ -614,19 +633,7 @@ def create_job_tree(
         "batch.kubernetes.io/controller-uid": uid,
         "controller-uid": uid,
     }
-    pods = [
-        kube.make_pod(
-            f"{name}-q{i}x",
-            namespace,
-            owner=job,
-            labels=labels,
-            gpus=gpus,
-            cpu="1",
-            memory="2Gi",
-            node="node-a",
-        )
-        for i in range(parallelism)
-    ]
+    pods = owned_pods(kube, job, [f"{name}-q{i}x" for i in range(parallelism)], labels, gpus=gpus)
     return job, pods
 
 

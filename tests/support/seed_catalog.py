@@ -32,7 +32,14 @@ from typing import Any, NamedTuple
 import yaml
 
 from tests.support.kube import KubeApiError, KubeTestClient, owner_reference
-from tests.support.seed import deployment_chain, inference_service, job_for, lws_chain, pod_template
+from tests.support.seed import (
+    deployment_chain,
+    inference_service,
+    job_for,
+    lws_chain,
+    owned_pods,
+    pod_template,
+)
 
 LIFECYCLES = Path(__file__).resolve().parents[1] / "catalog" / "lifecycles"
 
@@ -107,32 +114,6 @@ def _child(
     if spec is not None:
         body["spec"] = dict(spec)
     return kube.create(body)
-
-
-def _pods(
-    kube: KubeTestClient,
-    owner: Mapping[str, Any],
-    names: list[str],
-    labels: Mapping[str, str],
-    *,
-    gpus: int = 0,
-    owners: tuple[Mapping[str, Any], ...] = (),
-) -> Pods:
-    namespace = owner["metadata"]["namespace"]
-    return [
-        kube.make_pod(
-            n,
-            namespace,
-            owner=owner,
-            owners=owners,
-            labels=labels,
-            gpus=gpus,
-            cpu="1",
-            memory="2Gi",
-            node="node-a",
-        )
-        for n in names
-    ]
 
 
 # ------------------------------------------------------------------------------------ Knative
@@ -663,7 +644,9 @@ def fnv1a_32(text: str) -> str:
 def build_sandbox(kube: KubeTestClient, sb: Obj) -> Pods:
     name = sb["metadata"]["name"]
     template_labels = ((sb["spec"].get("podTemplate") or {}).get("metadata") or {}).get("labels") or {}
-    return _pods(kube, sb, [name], {**template_labels, "agents.x-k8s.io/sandbox-name-hash": fnv1a_32(name)})
+    return owned_pods(
+        kube, sb, [name], {**template_labels, "agents.x-k8s.io/sandbox-name-hash": fnv1a_32(name)}
+    )
 
 
 def build_trainjob(kube: KubeTestClient, tj: Obj) -> Pods:
@@ -689,7 +672,9 @@ def build_trainjob(kube: KubeTestClient, tj: Obj) -> Pods:
     js = _child(kube, tj, "jobset.x-k8s.io/v1alpha2", "JobSet", name, spec=js_spec)
     job = kube.create(job_for(js, "node", 0))
     labels = {**job["metadata"]["labels"], "batch.kubernetes.io/job-name": job["metadata"]["name"]}
-    return _pods(kube, job, [f"{job['metadata']['name']}-{i}-x7k2q" for i in range(nodes)], labels, gpus=8)
+    return owned_pods(
+        kube, job, [f"{job['metadata']['name']}-{i}-x7k2q" for i in range(nodes)], labels, gpus=8
+    )
 
 
 def build_spark(kube: KubeTestClient, app: Obj) -> Pods:
@@ -704,7 +689,7 @@ def build_spark(kube: KubeTestClient, app: Obj) -> Pods:
         "spark-version": "3.5.5",
     }
     driver_labels = {**(app["spec"]["driver"].get("labels") or {}), **common, "spark-role": "driver"}
-    driver = _pods(kube, app, [f"{name}-driver"], driver_labels)
+    driver = owned_pods(kube, app, [f"{name}-driver"], driver_labels)
     executors = [
         kube.make_pod(
             f"{name}-3b9f0c1d2e-exec-{i}",
@@ -734,7 +719,7 @@ def build_volcano(kube: KubeTestClient, vj: Obj) -> Pods:
                 "volcano.sh/task-index": str(i),
                 "volcano.sh/queue-name": vj["spec"].get("queue", "default"),
             }
-            pods += _pods(
+            pods += owned_pods(
                 kube, vj, [f"{name}-{task['name']}-{i}"], labels, gpus=_gpus(task["template"]["spec"])
             )
     return pods
@@ -766,7 +751,7 @@ def build_rayservice(kube: KubeTestClient, rs: Obj) -> Pods:
         "ray.io/group": "headgroup",
         "ray.io/identifier": f"{cluster}-head",
     }
-    pods = _pods(kube, rc, [f"{cluster}-head-x1"], head)
+    pods = owned_pods(kube, rc, [f"{cluster}-head-x1"], head)
     for group in config.get("workerGroupSpecs") or ():
         hosts = int(group.get("numOfHosts", 1))
         for r in range(int(group.get("replicas", 0))):
@@ -781,7 +766,7 @@ def build_rayservice(kube: KubeTestClient, rs: Obj) -> Pods:
                 if hosts > 1:
                     labels["ray.io/worker-group-replica-name"] = f"{group['groupName']}-r{r}"
                     labels["ray.io/replica-host-index"] = str(h)
-                pods += _pods(
+                pods += owned_pods(
                     kube,
                     rc,
                     [f"{cluster}-{group['groupName']}-worker-{r}{h}"],
@@ -803,7 +788,7 @@ def build_cronjob(kube: KubeTestClient, cj: Obj) -> Pods:
         "controller-uid": uid,
     }
     count = min(int(job_spec.get("parallelism", 1)), int(job_spec.get("completions", 1)))
-    return _pods(
+    return owned_pods(
         kube,
         job,
         [f"{job['metadata']['name']}-q{i}x" for i in range(count)],
@@ -839,7 +824,7 @@ def kubeflow_builder(controller: str, master_types: tuple[str, ...] | None) -> B
                 if is_master:
                     labels["training.kubeflow.org/job-role"] = "master"
                 gpus = _gpus(rspec["template"]["spec"])
-                pods += _pods(kube, job, [f"{name}-{rtype.lower()}-{i}"], labels, gpus=gpus)
+                pods += owned_pods(kube, job, [f"{name}-{rtype.lower()}-{i}"], labels, gpus=gpus)
         return pods
 
     return build
