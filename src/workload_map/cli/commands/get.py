@@ -285,10 +285,10 @@ GET_FORMATS = (*ALL_FORMATS, "name", "custom-columns=", "custom-columns-file=")
 
 
 @dataclass(frozen=True)
-class TableOptions:
-    """kubectl's listing flags beyond -l: ``--no-headers``, ``--show-labels``, ``-L`` and
+class ListOptions:
+    """kubectl's listing flags beyond -l and -o: ``--no-headers``, ``--show-labels``, ``-L``,
     ``--field-selector`` (sent to the API server, which supports metadata.name and
-    metadata.namespace on every resource)."""
+    metadata.namespace on every resource), ``--sort-by`` and the parsed custom columns."""
 
     no_headers: bool = False
     show_labels: bool = False
@@ -307,7 +307,7 @@ def _print(
     show_type: bool,
     labels: Mapping[tuple[str, str], str],
     bare: bool,
-    table: TableOptions | None = None,
+    table: ListOptions | None = None,
     show_namespace: bool = False,
 ) -> None:
     from workload_map.kube.objects import kubectl_name
@@ -327,13 +327,13 @@ def _print(
         from workload_map.views.custom_columns import rows as column_rows
         from workload_map.views.format import columns
 
-        opts = table or TableOptions()
+        opts = table or ListOptions()
         cells = column_rows(opts.custom_columns, [v.to_dict() for v in views], headers=not opts.no_headers)
         if cells:
             click.echo("\n".join(columns(cells)))
         return
     if views:
-        opts = table or TableOptions()
+        opts = table or ListOptions()
         text = render_table(
             views,
             wide=fmt == "wide",
@@ -500,7 +500,7 @@ def _watch(
     printed: dict[str, Any],
     timeout: float | None,
     show_type: bool,
-    table: TableOptions | None = None,
+    table: ListOptions | None = None,
     fields: str = "",
 ) -> None:
     from workload_map.errors import GoneError
@@ -547,10 +547,10 @@ def _watch(
                 elif fmt.startswith("custom-columns"):
                     from workload_map.views.custom_columns import rows as column_rows
 
-                    cells = column_rows((table or TableOptions()).custom_columns, [data], headers=False)
+                    cells = column_rows((table or ListOptions()).custom_columns, [data], headers=False)
                     click.echo("   ".join(cells[0]))
                 else:
-                    opts = table or TableOptions()
+                    opts = table or ListOptions()
                     rows = table_rows(
                         [row.view],
                         wide=fmt == "wide",
@@ -668,7 +668,7 @@ def command(
             all_types,
             watch,
             watch_timeout,
-            TableOptions(
+            ListOptions(
                 no_headers=no_headers,
                 show_labels=show_labels,
                 label_columns=tuple(k for arg in label_columns for k in arg.split(",") if k),
@@ -690,9 +690,9 @@ def _run(
     all_types: bool,
     watch: bool,
     watch_timeout: float | None,
-    table: TableOptions | None = None,
+    table: ListOptions | None = None,
 ) -> None:
-    table = table or TableOptions()
+    table = table or ListOptions()
     state = session.state
     if all_types and args:
         raise click.UsageError("--all-types cannot be combined with a TYPE")
