@@ -360,13 +360,25 @@ def test_shards_split_workloads_and_pods_follow(
         }
         return workloads, pod_owner
 
-    full = whole.wait_for(lambda e: set(rendered(e)[1]) == pods, what="all pods, unsharded")
+    def all_ready(e: Any) -> bool:
+        # Pods are created, then marked ready: seeing every pod is not yet seeing it ready.
+        rows = e.find("wmap_workload_component_pods", namespace=namespace)
+        by_state = {(s.labels["name"], s.labels["component"], s.labels["state"]): s.value for s in rows}
+        return all(
+            v == by_state.get((n, c, "desired")) for (n, c, st), v in by_state.items() if st == "ready"
+        )
+
+    full = whole.wait_for(
+        lambda e: set(rendered(e)[1]) == pods and all_ready(e), what="all pods ready, unsharded"
+    )
     parts = []
     for i, e in enumerate(shards):
         owned = {n for n, (obj, _) in made.items() if Shard(i, 2).owns(obj["metadata"]["uid"])}
         want = {p["metadata"]["name"] for n in owned for p in made[n][1]}
         exp = e.wait_for(
-            lambda x, owned=owned, want=want: set(rendered(x)[0]) == owned and set(rendered(x)[1]) == want,
+            lambda x, owned=owned, want=want: (
+                set(rendered(x)[0]) == owned and set(rendered(x)[1]) == want and all_ready(x)
+            ),
             what=f"shard {i}: its workloads and their pods",
         )
         assert exp.find("wmap_exporter_shard_info", shard=str(i), total_shards="2")
