@@ -312,3 +312,19 @@ def definition_quarantined(definition: str, retry_in: float, failures: int, last
         f'definition "{definition}" is quarantined (retried in {max(retry_in, 0.0):.0f}s): '
         f"{failures} evaluations in a row exceeded the expression limits; last: {last_error}"
     )
+
+
+def jsonpath_failed(template: str, detail: str, data: object) -> str:
+    """kubectl's words for a template that fails on the data; the data as JSON (kubectl prints
+    a Go dump), cut at 2,000 characters."""
+    import json
+
+    shown = json.dumps(data, separators=(",", ":"), default=str)
+    if len(shown) > 2000:
+        shown = shown[:2000] + "..."
+    return (
+        f"error executing jsonpath {json.dumps(template)}: Error executing template: {detail}. "
+        "Printing more information for debugging the template:\n"
+        f"\ttemplate was:\n\t\t{template}\n"
+        f"\tobject given to jsonpath engine was:\n\t\t{shown}\n"
+    )

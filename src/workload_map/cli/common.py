@@ -178,10 +178,8 @@ def invalid_output(value: str, formats: Sequence[str]) -> click.UsageError:
 
 def format_allowed(value: str, formats: Sequence[str]) -> bool:
     """``value`` is one of ``formats``; a format ending in ``=`` (``custom-columns=``) takes any
-    non-empty argument after it."""
-    return value in formats or any(
-        f.endswith("=") and value.startswith(f) and len(value) > len(f) for f in formats
-    )
+    argument after it, which the command checks (an empty one gets kubectl's message there)."""
+    return value in formats or any(f.endswith("=") and value.startswith(f) for f in formats)
 
 
 def output_option(formats: Sequence[str] = ALL_FORMATS) -> Callable[[F], F]:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from workload_map.resolve.compiled import CompiledDefinition
     from workload_map.resolve.pods import PodAttribution
     from workload_map.resolve.types import Workload
+    from workload_map.views.jsonpath import Template
     from workload_map.views.model import WorkloadView
 
 
@@ -200,17 +201,54 @@ def _custom_columns(fmt: str) -> list[tuple[str, tuple[str | int, ...]]]:
     kind, _, arg = fmt.partition("=")
     try:
         if kind == "custom-columns-file":
-            path = Path(arg)
-            try:
-                if path.stat().st_size > 64 * 1024:
-                    raise CustomColumnsError(f"{arg}: larger than 64 KiB")
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise CustomColumnsError(f"{arg}: {exc}") from None
-            return parse_file(text, arg)
+            if not arg:
+                raise CustomColumnsError("custom-columns-file format specified but no file given")
+            return parse_file(_format_file(arg), arg)
         return parse_spec(arg)
     except CustomColumnsError as exc:
         raise click.UsageError(str(exc)) from None
+
+
+#: Largest ``custom-columns-file=`` or ``jsonpath-file=`` read.
+MAX_FORMAT_FILE = 64 * 1024
+
+
+def _format_file(arg: str) -> str:
+    """The text of a ``*-file=`` format argument (usage error naming the file)."""
+    path = Path(arg)
+    try:
+        if path.stat().st_size > MAX_FORMAT_FILE:
+            raise click.UsageError(f"{arg}: larger than {MAX_FORMAT_FILE // 1024} KiB")
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.UsageError(f"{arg}: {exc}") from None
+
+
+def _jsonpath(fmt: str) -> Template:
+    """The template of ``-o jsonpath=``, ``jsonpath-file=`` or ``jsonpath-as-json=`` (usage
+    errors, exit 2, in kubectl's words)."""
+    from workload_map.views.jsonpath import JSONPathParseError, parse
+
+    kind, _, arg = fmt.partition("=")
+    text = _format_file(arg) if kind == "jsonpath-file" and arg else arg
+    if kind == "jsonpath-file":
+        text = text.rstrip("\n")  # kubectl drops the file's trailing newline too
+    if not text:
+        raise click.UsageError("template format specified but no template given")
+    try:
+        return parse(text, as_json=kind == "jsonpath-as-json")
+    except JSONPathParseError as exc:
+        raise click.UsageError(f"error parsing jsonpath {text}, {exc}") from None
+
+
+def _render_jsonpath(template: Template, data: Any) -> str:
+    from workload_map import messages
+    from workload_map.views.jsonpath import JSONPathExecutionError
+
+    try:
+        return template.render(data)
+    except JSONPathExecutionError as exc:
+        raise CommandError(messages.jsonpath_failed(template.source, str(exc), data)) from None
 
 
 def _sort(rows: list[Row], by: Sequence[str | int] = ()) -> list[Row]:
@@ -281,7 +319,15 @@ def _add_pods(session: Session, rows: list[Row], all_namespaces: bool, namespace
 
 
 #: get's -o values: the shared ones plus kubectl's ``name`` and custom columns.
-GET_FORMATS = (*ALL_FORMATS, "name", "custom-columns=", "custom-columns-file=")
+GET_FORMATS = (
+    *ALL_FORMATS,
+    "name",
+    "custom-columns=",
+    "custom-columns-file=",
+    "jsonpath=",
+    "jsonpath-file=",
+    "jsonpath-as-json=",
+)
 
 
 @dataclass(frozen=True)
@@ -298,6 +344,8 @@ class ListOptions:
     sort_by: tuple[str | int, ...] = ()
     #: ``-o custom-columns=...`` / ``custom-columns-file=...``, parsed
     custom_columns: tuple[tuple[str, tuple[str | int, ...]], ...] = ()
+    #: ``-o jsonpath=...`` / ``jsonpath-file=`` / ``jsonpath-as-json=``, parsed
+    jsonpath: Template | None = None
 
 
 def _print(
@@ -315,9 +363,13 @@ def _print(
     from workload_map.views.table import render_table
 
     views = [r.view for r in rows]
-    if fmt in ("json", "yaml"):
+    if fmt in ("json", "yaml") or fmt.startswith("jsonpath"):
         data: Any = views[0].to_dict() if bare and len(views) == 1 else envelope([v.to_dict() for v in views])
-        click.echo(dump(data, fmt), nl=False)
+        if fmt.startswith("jsonpath"):
+            assert table is not None and table.jsonpath is not None
+            click.echo(_render_jsonpath(table.jsonpath, data), nl=False)
+        else:
+            click.echo(dump(data, fmt), nl=False)
         return
     if fmt == "name":
         for v in views:
@@ -542,6 +594,10 @@ def _watch(
                 printed[uid] = data
                 if fmt in ("json", "yaml"):
                     click.echo(dump(data, fmt), nl=False)
+                elif fmt.startswith("jsonpath"):
+                    template = (table or ListOptions()).jsonpath
+                    assert template is not None
+                    click.echo(_render_jsonpath(template, data), nl=False)
                 elif fmt == "name":
                     click.echo(kubectl_name(row.view.api_version, row.view.kind, row.view.name))
                 elif fmt.startswith("custom-columns"):
@@ -703,6 +759,8 @@ def _run(
     fmt = resolve_output(state, GET_FORMATS)
     if fmt.startswith("custom-columns"):
         table = replace(table, custom_columns=tuple(_custom_columns(fmt)))
+    if fmt.startswith("jsonpath"):
+        table = replace(table, jsonpath=_jsonpath(fmt))
     name: str | None = None
     slash = False
     token = ""
@@ -716,7 +774,7 @@ def _run(
     list_ns = None if all_namespaces else namespace
     # Ready counts need the pods: -o wide shows them, and machine output must carry the same
     # numbers, never "ready": null where the table has a count.
-    with_pods = fmt in ("wide", "json", "yaml") or fmt.startswith("custom-columns")
+    with_pods = fmt in ("wide", "json", "yaml") or fmt.startswith(("custom-columns", "jsonpath"))
     if all_types:
         rows, labels = _all_types(
             session,
