@@ -1,5 +1,6 @@
 """``wmap get (TYPE[/NAME] [NAME] | --all-types)`` (upstream-spec 5.4, plus GPU/COMPONENTS columns,
-``-A``, pod readiness with ``-o wide``, ``-o json`` and ``-o yaml``, and ``--watch``).
+``-A``, pod readiness with ``-o wide``, ``-o json`` and ``-o yaml``, kubectl's output and
+selection habits, comma-separated types, and ``--watch`` over any number of types).
 
 Objects are read page by page (``--chunk-size``) and resolved as they arrive; only the small row
 views are kept (the raw objects too with ``-o wide``, which attributes pods), so memory stays flat
@@ -15,13 +16,14 @@ from __future__ import annotations
 import functools
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from workload_map.cli import exit_codes
 from workload_map.cli.common import (
     ALL_FORMATS,
     ResolvedType,
@@ -346,6 +348,8 @@ class ListOptions:
     custom_columns: tuple[tuple[str, tuple[str | int, ...]], ...] = ()
     #: ``-o jsonpath=...`` / ``jsonpath-file=`` / ``jsonpath-as-json=``, parsed
     jsonpath: Template | None = None
+    #: ``--output-watch-events``: print each change with its event type (ADDED/MODIFIED/DELETED)
+    watch_events: bool = False
 
 
 def _print(
@@ -418,7 +422,9 @@ def _all_types(
     keep: bool,
     phases: set[str],
     fields: str = "",
-) -> tuple[list[Row], dict[tuple[str, str], str]]:
+) -> tuple[list[Row], dict[tuple[str, str], str], list[tuple[ResolvedType, str]]]:
+    """Rows of every covered type (top-level ones only), the TYPE labels, and the listed types
+    with their list's resourceVersion (where a watch starts)."""
     from workload_map.cluster.discovery import version_priority
     from workload_map.cluster.owners import make_owner_lookup
     from workload_map.errors import ClusterError
@@ -459,6 +465,7 @@ def _all_types(
     tty = sys.stderr.isatty()
     rows: list[Row] = []
     forbidden: list[str] = []
+    listed: list[tuple[ResolvedType, str]] = []
     for i, rt in enumerate(plan, 1):
         type_sink: dict[str, str] = {}
         if tty:
@@ -479,6 +486,8 @@ def _all_types(
         )
         if "forbidden" in type_sink:
             forbidden.append(rt.kind)
+        else:
+            listed.append((rt, type_sink.get("resourceVersion", "")))
     if tty:
         sys.stderr.write("\r\x1b[K")
         sys.stderr.flush()
@@ -511,7 +520,7 @@ def _all_types(
     for r in rows:
         if _top_level(r, covered, lookup, session):
             kept.append(r)
-    return kept, labels
+    return kept, labels, listed
 
 
 def _group_kind(ref: Mapping[str, Any]) -> tuple[str, str]:
@@ -538,34 +547,36 @@ def _top_level(r: Row, covered: set[tuple[str, str]], lookup: Any, session: Sess
 
 # --- watch ---------------------------------------------------------------------------------------------
 
+#: Events waiting to be printed; a full queue makes the watching threads wait (backpressure).
+WATCH_QUEUE = 10_000
 
-def _watch(
+
+@dataclass(frozen=True)
+class WatchTarget:
+    """One watched type and the resourceVersion its list returned."""
+
+    rt: ResolvedType
+    resource_version: str
+
+
+def _watch_type(
     session: Session,
-    rt: ResolvedType,
+    target: WatchTarget,
     *,
     namespace: str | None,
     name: str | None,
     selector: str,
-    phases: set[str],
-    fmt: str,
-    resource_version: str,
-    printed: dict[str, Any],
-    timeout: float | None,
-    show_type: bool,
-    table: ListOptions | None = None,
-    fields: str = "",
+    fields: str,
+    deadline: float | None,
+    emit: Callable[[str, dict[str, Any]], None],
 ) -> None:
+    """Watch one type until the deadline (or forever), re-listing after 410 Gone; every
+    ADDED/MODIFIED/DELETED object goes to ``emit``."""
     from workload_map.errors import GoneError
-    from workload_map.kube.objects import kubectl_name
-    from workload_map.views.format import columns
-    from workload_map.views.machine import dump
-    from workload_map.views.table import table_rows
 
-    res = rt.resource
+    res = target.rt.resource
     assert res is not None
-    compiled = _compiled(rt.entry)
-    deadline = None if timeout is None else time.monotonic() + timeout
-    rv = resource_version
+    rv = target.resource_version
     field = ",".join(f for f in (fields, f"metadata.name={name}" if name else "") if f) or None
     while True:
         remaining = None if deadline is None else max(1, int(deadline - time.monotonic()))
@@ -578,46 +589,10 @@ def _watch(
                 timeout_seconds=remaining,
             ):
                 rv = ev.resource_version or rv
-                if ev.type not in ("ADDED", "MODIFIED", "DELETED"):
-                    continue
-                ev.object.setdefault("apiVersion", res.group_version)
-                ev.object.setdefault("kind", res.kind)
-                row = _row(rt.entry, compiled, ev.object, session.state, False)
-                if phases and not phases & set(row.view.phases):
-                    continue
-                data = row.view.to_dict()
-                if ev.type == "DELETED":
-                    data["deleted"] = True
-                uid = row.view.uid or row.view.name
-                if printed.get(uid) == data:
-                    continue
-                printed[uid] = data
-                if fmt in ("json", "yaml"):
-                    click.echo(dump(data, fmt), nl=False)
-                elif fmt.startswith("jsonpath"):
-                    template = (table or ListOptions()).jsonpath
-                    assert template is not None
-                    click.echo(_render_jsonpath(template, data), nl=False)
-                elif fmt == "name":
-                    click.echo(kubectl_name(row.view.api_version, row.view.kind, row.view.name))
-                elif fmt.startswith("custom-columns"):
-                    from workload_map.views.custom_columns import rows as column_rows
-
-                    cells = column_rows((table or ListOptions()).custom_columns, [data], headers=False)
-                    click.echo("   ".join(cells[0]))
-                else:
-                    opts = table or ListOptions()
-                    rows = table_rows(
-                        [row.view],
-                        wide=fmt == "wide",
-                        show_type=show_type,
-                        show_namespace=namespace is None,
-                        label_columns=opts.label_columns,
-                        show_labels=opts.show_labels,
-                    )
-                    line = columns(rows)[1]
-                    click.echo(line + ("   (deleted)" if ev.type == "DELETED" else ""))
-                sys.stdout.flush()
+                if ev.type in ("ADDED", "MODIFIED", "DELETED"):
+                    ev.object.setdefault("apiVersion", res.group_version)
+                    ev.object.setdefault("kind", res.kind)
+                    emit(ev.type, ev.object)
                 if deadline is not None and time.monotonic() >= deadline:
                     return
         except GoneError:
@@ -627,6 +602,137 @@ def _watch(
             rv = sink.get("resourceVersion", "")
         if deadline is not None and time.monotonic() >= deadline:
             return
+
+
+def _watch_line(
+    event: str,
+    row: Row,
+    data: dict[str, Any],
+    fmt: str,
+    opts: ListOptions,
+    *,
+    show_type: bool,
+    labels: Mapping[tuple[str, str], str],
+    show_namespace: bool,
+) -> str:
+    """One printed change, as ``kubectl get -w`` prints it (with ``--output-watch-events``, the
+    event type first, or the ``{"type", "object"}`` wrapper for machine formats)."""
+    from workload_map.kube.objects import kubectl_name
+    from workload_map.views.format import columns
+    from workload_map.views.machine import dump
+    from workload_map.views.table import table_rows
+
+    doc: dict[str, Any] = {"type": event, "object": data} if opts.watch_events else data
+    if fmt in ("json", "yaml"):
+        return dump(doc, fmt)
+    if fmt.startswith("jsonpath"):
+        assert opts.jsonpath is not None
+        return _render_jsonpath(opts.jsonpath, doc)
+    if fmt == "name":
+        return kubectl_name(row.view.api_version, row.view.kind, row.view.name) + "\n"
+    if fmt.startswith("custom-columns"):
+        from workload_map.views.custom_columns import rows as column_rows
+
+        return "   ".join(column_rows(opts.custom_columns, [doc], headers=False)[0]) + "\n"
+    cells = table_rows(
+        [row.view],
+        wide=fmt == "wide",
+        show_type=show_type,
+        type_labels=labels,
+        show_namespace=show_namespace,
+        label_columns=opts.label_columns,
+        show_labels=opts.show_labels,
+    )[1]
+    if opts.watch_events:
+        cells = [event, *cells]
+    line = columns([cells])[0]
+    return line + ("   (deleted)" if event == "DELETED" and not opts.watch_events else "") + "\n"
+
+
+def _watch(
+    session: Session,
+    targets: Sequence[WatchTarget],
+    *,
+    namespace: str | None,
+    name: str | None,
+    selector: str,
+    phases: set[str],
+    fmt: str,
+    printed: dict[str, Any],
+    timeout: float | None,
+    show_type: bool,
+    labels: Mapping[tuple[str, str], str],
+    table: ListOptions,
+    keep: Callable[[Row], bool] | None = None,
+) -> None:
+    """Watch every target at once (one thread each) and print each change in the main thread,
+    in arrival order; an unchanged view (a status write that changes nothing shown) is not
+    printed again. Ends at ``timeout`` or on Ctrl-C (exit 1, quietly, as kubectl)."""
+    import queue
+    import threading
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    events: queue.Queue[tuple[str, WatchTarget, dict[str, Any]] | BaseException | None] = queue.Queue(
+        WATCH_QUEUE
+    )
+
+    def run(target: WatchTarget) -> None:
+        try:
+            _watch_type(
+                session,
+                target,
+                namespace=namespace,
+                name=name,
+                selector=selector,
+                fields=table.field_selector,
+                deadline=deadline,
+                emit=lambda ev, obj: events.put((ev, target, obj)),
+            )
+            events.put(None)
+        except BaseException as exc:  # shown by the main thread
+            events.put(exc)
+
+    threads = [threading.Thread(target=run, args=(t,), daemon=True, name="wmap-watch") for t in targets]
+    compiled = {id(t): _compiled(t.rt.entry) for t in targets}
+    for t in threads:
+        t.start()
+    running = len(threads)
+    try:
+        while running:
+            item = events.get()
+            if item is None:
+                running -= 1
+                continue
+            if isinstance(item, BaseException):
+                raise item
+            event, target, obj = item
+            row = _row(target.rt.entry, compiled[id(target)], obj, session.state, False)
+            if phases and not phases & set(row.view.phases):
+                continue
+            if keep is not None and not keep(row):
+                continue
+            data = row.view.to_dict()
+            if event == "DELETED":
+                data["deleted"] = True
+            uid = row.view.uid or f"{row.view.kind}/{row.view.namespace}/{row.view.name}"
+            if printed.get(uid) == data and not table.watch_events:
+                continue
+            printed[uid] = data
+            line = _watch_line(
+                event,
+                row,
+                data,
+                fmt,
+                table,
+                show_type=show_type,
+                labels=labels,
+                show_namespace=namespace is None,
+            )
+            click.echo(line, nl=False)
+            sys.stdout.flush()
+    except KeyboardInterrupt:
+        # kubectl ends a watch on Ctrl-C with exit code 1 and no message.
+        raise click.exceptions.Exit(exit_codes.ERROR) from None
 
 
 # --- the command ----------------------------------------------------------------------------------------
@@ -654,8 +760,16 @@ def _watch(
 )
 @click.option("--chunk-size", type=int, default=500, show_default=True, help="List page size; 0 = no paging.")
 @click.option("--all-types", is_flag=True, help="List every workload type the definitions cover.")
-@click.option("-w", "--watch", is_flag=True, help="After listing, print rows again as they change.")
+@click.option(
+    "-w", "--watch", is_flag=True, help="After listing, print rows again as they change (any types, -A too)."
+)
 @click.option("--watch-timeout", type=float, default=None, hidden=True)
+@click.option(
+    "--output-watch-events",
+    "watch_events",
+    is_flag=True,
+    help="With --watch, print the event type (ADDED, MODIFIED, DELETED) of each change.",
+)
 @click.option("--no-headers", is_flag=True, help="Print tables without the header row (as kubectl).")
 @click.option("--show-labels", is_flag=True, help="Add a LABELS column with the workload's labels.")
 @click.option(
@@ -689,6 +803,7 @@ def command(
     all_types: bool,
     watch: bool,
     watch_timeout: float | None,
+    watch_events: bool,
     no_headers: bool,
     show_labels: bool,
     label_columns: tuple[str, ...],
@@ -730,10 +845,61 @@ def command(
                 label_columns=tuple(k for arg in label_columns for k in arg.split(",") if k),
                 field_selector=field_selector,
                 sort_by=sort_steps,
+                watch_events=watch_events,
             ),
         )
     finally:
         session.close()
+
+
+def _covered(session: Session) -> set[tuple[str, str]]:
+    """(group, kind) of every type the definitions cover: ``--all-types`` shows only workloads
+    that no covered kind owns."""
+    return {(e.gvk.group, e.gvk.kind) for e in session.definitions().resolvable() if e.gvk is not None}
+
+
+def _types_given(session: Session, token: str) -> list[ResolvedType]:
+    """``jobsets`` or kubectl's comma form ``jobsets,pytorchjobs`` (each word as ``get`` reads
+    one; a type named twice is listed once)."""
+    words = token.split(",")
+    if any(not w for w in words):
+        raise click.UsageError(f'empty TYPE in "{token}"')
+    if len(words) > 64:
+        raise click.UsageError("at most 64 comma-separated types")
+    out: list[ResolvedType] = []
+    seen: set[str] = set()
+    for word in words:
+        rt = session.resolve_type(word)
+        if rt.entry.name not in seen:
+            seen.add(rt.entry.name)
+            out.append(rt)
+    return out
+
+
+def _print_initial_events(rows: Sequence[Row], fmt: str, table: ListOptions, **table_args: Any) -> None:
+    """``--output-watch-events``: the listed rows as ADDED events, kubectl's EVENT column first."""
+    from workload_map.views.format import columns
+    from workload_map.views.table import table_rows
+
+    if fmt in ("table", "wide"):
+        cells = table_rows([r.view for r in rows], wide=fmt == "wide", **table_args)
+        lines = [["EVENT", *cells[0]]] + [["ADDED", *c] for c in cells[1:]]
+        body = lines if not table.no_headers else lines[1:]
+        if body:
+            click.echo("\n".join(columns(body)))
+        return
+    for r in rows:
+        line = _watch_line(
+            "ADDED",
+            r,
+            r.view.to_dict(),
+            fmt,
+            table,
+            show_type=table_args["show_type"],
+            labels=table_args["type_labels"],
+            show_namespace=table_args["show_namespace"],
+        )
+        click.echo(line, nl=False)
 
 
 def _run(
@@ -754,6 +920,8 @@ def _run(
         raise click.UsageError("--all-types cannot be combined with a TYPE")
     if chunk_size < 0:
         raise click.UsageError("--chunk-size must not be negative")
+    if table.watch_events and not watch:
+        raise click.UsageError("--output-watch-events needs --watch")
     check_selector(selector)
     phases = parse_phases(phase)
     fmt = resolve_output(state, GET_FORMATS)
@@ -768,15 +936,15 @@ def _run(
         token, name, slash = split_type_name(args)
         if selector and name is not None:
             raise click.UsageError("--selector cannot be combined with a NAME")
-    if watch and all_types:
-        raise click.UsageError("--watch needs one TYPE (it cannot be combined with --all-types)")
     namespace = session.namespace()
     list_ns = None if all_namespaces else namespace
     # Ready counts need the pods: -o wide shows them, and machine output must carry the same
     # numbers, never "ready": null where the table has a count.
     with_pods = fmt in ("wide", "json", "yaml") or fmt.startswith(("custom-columns", "jsonpath"))
+    keep: Callable[[Row], bool] | None = None
+    missing: list[str] = []
     if all_types:
-        rows, labels = _all_types(
+        rows, labels, listed = _all_types(
             session,
             namespace=list_ns,
             selector=selector,
@@ -785,79 +953,97 @@ def _run(
             phases=phases,
             fields=table.field_selector,
         )
-        if with_pods:
-            rows = _add_pods(session, rows, all_namespaces, namespace)
-        _sort(rows, table.sort_by)
-        _print(
-            rows,
-            fmt,
-            show_type=True,
-            labels=labels,
-            bare=False,
-            table=table,
-            show_namespace=all_namespaces,
-        )
-        if not rows and fmt in ("table", "wide"):
-            _empty_notice(all_namespaces, namespace)
-        return
-    try:
-        rt = session.resolve_type(token)
-    except NoDefinitionError:
-        if fmt in ("json", "yaml"):
-            echo_no_definition(fmt, token=token)
-        raise
-    if rt.resource is None:
-        message = f"{rt.kind} is not installed in this cluster"
-        if name is not None:
-            raise WorkloadNotFoundError(message)
-        state.warn(message)
-        _print([], fmt, show_type=False, labels={}, bare=False)
-        if fmt in ("table", "wide"):
-            _empty_notice(all_namespaces, namespace)
-        return
-    sink: dict[str, str] = {}
-    rows = _list_type(
-        session,
-        rt,
-        namespace=list_ns,
-        name=name,
-        selector=selector,
-        chunk=chunk_size,
-        keep=with_pods,
-        phases=phases,
-        sink=sink,
-        fields=table.field_selector,
-    )
+        targets = [WatchTarget(rt, rv) for rt, rv in listed]
+        show_type = True
+        if watch:
+            from workload_map.cluster.owners import make_owner_lookup
+
+            covered = _covered(session)
+            lookup = make_owner_lookup(session.client(), session.discovery())
+
+            def keep(r: Row) -> bool:
+                return _top_level(r, covered, lookup, session)
+    else:
+        try:
+            types = _types_given(session, token)
+        except NoDefinitionError:
+            if fmt in ("json", "yaml"):
+                echo_no_definition(fmt, token=token)
+            raise
+        show_type = len(types) > 1
+        labels = {}
+        rows = []
+        targets = []
+        for rt in types:
+            if rt.resource is None:
+                message = f"{rt.kind} is not installed in this cluster"
+                if name is not None and len(types) == 1:
+                    raise WorkloadNotFoundError(message)
+                state.warn(message)
+                continue
+            sink: dict[str, str] = {}
+            try:
+                rows += _list_type(
+                    session,
+                    rt,
+                    namespace=list_ns,
+                    name=name,
+                    selector=selector,
+                    chunk=chunk_size,
+                    keep=with_pods,
+                    phases=phases,
+                    sink=sink,
+                    fields=table.field_selector,
+                )
+            except WorkloadNotFoundError as exc:
+                if len(types) == 1:
+                    raise
+                missing.append(str(exc))  # kubectl prints what it found, then the errors
+                continue
+            targets.append(WatchTarget(rt, sink.get("resourceVersion", "")))
+            if show_type:
+                labels[(rt.resource.group_version, rt.resource.kind)] = rt.kind
     if with_pods:
         rows = _add_pods(session, rows, all_namespaces, namespace)
     _sort(rows, table.sort_by)
-    _print(
-        rows,
-        fmt,
-        show_type=False,
-        labels={},
-        bare=slash,
-        table=table,
-        show_namespace=all_namespaces,
-    )
-    if not rows and fmt in ("table", "wide"):
-        _empty_notice(all_namespaces or not rt.resource.namespaced, namespace)
+    table_args = {
+        "show_type": show_type,
+        "type_labels": labels,
+        "show_namespace": all_namespaces,
+        "label_columns": table.label_columns,
+        "show_labels": table.show_labels,
+    }
+    if watch and table.watch_events:
+        _print_initial_events(rows, fmt, table, **table_args)
+    else:
+        _print(
+            rows,
+            fmt,
+            show_type=show_type,
+            labels=labels,
+            bare=slash and not show_type,
+            table=table,
+            show_namespace=all_namespaces,
+        )
+    if not rows and fmt in ("table", "wide") and not missing:
+        namespaced = all(t.rt.resource is None or t.rt.resource.namespaced for t in targets)
+        _empty_notice(all_namespaces or not namespaced, namespace)
+    if missing:
+        raise WorkloadNotFoundError("; ".join(missing))
     if watch:
         sys.stdout.flush()
-        printed = {r.view.uid or r.view.name: r.view.to_dict() for r in rows}
-        rv = sink.get("resourceVersion", "")
         _watch(
             session,
-            rt,
+            targets,
             namespace=list_ns,
             name=name,
             selector=selector,
             phases=phases,
             fmt=fmt,
-            resource_version=rv,
-            printed=printed,
+            printed={r.view.uid or r.view.name: r.view.to_dict() for r in rows},
             timeout=watch_timeout,
-            show_type=False,
+            show_type=show_type,
+            labels=labels,
             table=table,
-            fields=table.field_selector,
+            keep=keep,
         )
