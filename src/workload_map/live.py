@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from workload_map.definitions_source import DefinitionEntry, DefinitionSet
     from workload_map.resolve.compiled import CompiledDefinition
     from workload_map.resolve.gangs import PodGroupPlan
+    from workload_map.resolve.pods import PodAttribution
     from workload_map.views.model import DescribeView
 
 __all__ = [
@@ -128,11 +129,14 @@ def describe_live(
     obj: Mapping[str, Any],
     pods: Sequence[Mapping[str, Any]] | None,
     lookup: Callable[[], OwnerLookup],
+    events: Sequence[Mapping[str, Any]] | None = None,
 ) -> DescribeView:
     """The ``describe`` view of a live workload ``obj`` with its ``pods`` (``None``: not readable).
 
     The controllers of the pods not owned by ``obj`` directly are prefetched through ``lookup()``
-    (called only when there are pods) before the pods are attributed. Raises
+    (called only when there are pods) before the pods are attributed. ``events`` (the
+    namespace's, or ``None`` when not read) are kept when they are about the workload, the owners
+    between it and its pods, or its pods. Raises
     :class:`~workload_map.errors.WorkloadMapError` when the definition cannot resolve ``obj``."""
     from workload_map.resolve import resolve
     from workload_map.resolve.pods import attribute_pods
@@ -140,6 +144,7 @@ def describe_live(
 
     workload = resolve(compiled, obj)
     attribution = None
+    owners: OwnerLookup | None = None
     if pods is not None:
         owners = lookup()
         ns, uid = namespace_of(obj), uid_of(obj)
@@ -152,6 +157,11 @@ def describe_live(
             owners.prefetch(keys)
         attribution = attribute_pods(compiled, obj, pods, owner_lookup=owners)
     by_name = {name_of(p): p for p in pods or []}
+    about = None
+    if events is not None:
+        from workload_map.kube.events import about as events_about
+
+        about = events_about(events, _chain_uids(obj, attribution, by_name, owners))
     return build_describe(
         workload,
         obj,
@@ -159,4 +169,31 @@ def describe_live(
         origin=entry.origin,
         attribution=attribution,
         unattributed_pods=by_name,
+        events=about,
     )
+
+
+def _chain_uids(
+    obj: Mapping[str, Any],
+    attribution: PodAttribution | None,
+    pods: Mapping[str, Mapping[str, Any]],
+    lookup: Lookup | None,
+) -> set[str]:
+    """The workload's uid, its attributed pods' and the owners between them (already cached by
+    the attribution's climb)."""
+    from workload_map.kube.owners import climb
+
+    top = uid_of(obj)
+    uids = {top} if top else set()
+    for info in attribution.pods if attribution is not None else ():
+        pod = pods.get(info.name)
+        if pod is None:
+            continue
+        if uid_of(pod):
+            uids.add(uid_of(pod))
+        for step in climb(pod, lookup):
+            uid = step.ref.get("uid")
+            if not isinstance(uid, str) or uid == top:
+                break
+            uids.add(uid)
+    return uids

@@ -104,6 +104,10 @@ JobSet/train   namespace: ml-team   definition: jobset-x-k8s-io-jobset-v1alpha2 
 
 Phase: Running
 
+Waiting on:
+  workers: 1/2 ready
+    train-workers-1   Pending   Unschedulable
+
 Resources:
 COMPONENT   REPLICAS   GPU   CPU   MEMORY
 leader      1          4     4     16Gi
@@ -313,6 +317,8 @@ def test_non_pod_root_dropped_and_empty_components() -> None:
         (3 * 86400 + 3600, "3d1h"),
         (10 * 86400, "10d"),
         (800 * 86400, "2y70d"),
+        (0, "0s"),
+        (-5, "<invalid>"),
     ],
 )
 def test_age(seconds: int, text: str) -> None:
@@ -371,6 +377,11 @@ LWS_LIVE = """\
             `-- vllm-1-1  Pending     gpu: 8    <none>
 
 Phase: Initializing
+  Initializing: leaderworkerset rule: `((.status.conditions // []) | length) == 0` gives true
+
+Waiting on:
+  group[1]/worker: 0/2 ready, 1 not created
+    vllm-1-1   Pending
 
 Resources:
 COMPONENT   REPLICAS   GPU   CPU   MEMORY

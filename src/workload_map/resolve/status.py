@@ -133,15 +133,22 @@ def evaluate_status(comp: CompiledComponent, definition: str, data: Any) -> Work
     conditions = read_conditions(status, definition, comp.name, data)
     index = {c.type: c for c in conditions}
     matched: list[ResourceStatus] = []
+    matched_by: list[int] = []
     name = comp.name
     for rs, matchers in status.mappings:
-        for m in matchers:
+        for i, m in enumerate(matchers):
             if _matches(m, phase, index, definition, name, data):
                 matched.append(rs)
+                matched_by.append(i)
                 break
     if not matched and phase is None and not conditions:
         return UNDEFINED_STATUS
     return build(
         WorkloadStatus,
-        {"phases": tuple(matched) if matched else _UNDEFINED, "phase": phase, "conditions": conditions},
+        {
+            "phases": tuple(matched) if matched else _UNDEFINED,
+            "phase": phase,
+            "conditions": conditions,
+            "matched_by": tuple(matched_by),
+        },
     )

@@ -187,6 +187,10 @@ class WorkloadStatus:
     phases: tuple[ResourceStatus, ...] = (ResourceStatus.UNDEFINED,)
     phase: str | None = None
     conditions: tuple[Condition, ...] = ()
+    #: For each of ``phases``, the index of the matcher that fired in the definition's list for
+    #: that status (``statusMappings.<status>[i]``); empty when nothing matched. Not in to_dict:
+    #: the resolver's output stays upstream's; describe puts it in words.
+    matched_by: tuple[int, ...] = ()
 
     @property
     def primary_phase(self) -> ResourceStatus:

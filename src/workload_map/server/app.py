@@ -307,6 +307,14 @@ class Api:
                 pods = self.state.client.list_all(f"/api/v1/namespaces/{ns}/pods" if ns else "/api/v1/pods")
             except ClusterError as exc:
                 raise from_cluster_error(exc, f"list pods in {ns or 'all namespaces'}") from exc
+        events: list[dict[str, Any]] | None = None
+        if ns and self.authz.allowed(user, "list", group="", resource="events", namespace=ns):
+            from workload_map.cluster.events import read_events
+
+            try:
+                events = read_events(self.state.client, ns)
+            except ClusterError as exc:
+                raise from_cluster_error(exc, f"list events in {ns}") from exc
         try:
             view = describe_live(
                 t.compiled,
@@ -314,6 +322,7 @@ class Api:
                 obj,
                 pods,
                 lambda: make_owner_lookup(self.state.client, self.state.discovery),
+                events,
             )
         except WorkloadMapError as exc:
             raise HttpError(422, "unprocessable", f'{res.kind} "{name}" cannot be resolved: {exc}') from exc

@@ -24,14 +24,15 @@ def parse_time(value: str | None) -> datetime | None:
 
 def age(created: str | None, now: datetime | None = None) -> str:
     """kubectl's short human duration (``45s``, ``30m``, ``2h``, ``3d``, ``2y``); ``<unknown>``
-    when the time is missing or unparseable."""
+    when the time is missing or unparseable, ``<invalid>`` when it is more than a second ahead."""
     when = parse_time(created)
     if when is None:
         return "<unknown>"
     now = now or datetime.now(timezone.utc)
-    seconds = int((now - when).total_seconds())
-    if seconds < 0:
-        seconds = 0
+    delta = (now - when).total_seconds()
+    if delta < -1:
+        return "<invalid>"  # kubectl's word for a time in the future (a skewed clock)
+    seconds = max(0, int(delta))
     minutes, hours, days = seconds // 60, seconds // 3600, seconds // 86400
     years = days // 365
     if seconds < 120:

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from workload_map.resolve.pods import PodAttribution, PodInfo
     from workload_map.resolve.resources import ResourceTotals
     from workload_map.resolve.types import Component, ComponentNode, InstanceNode, Workload
+    from workload_map.views.why import ConditionView, EventView, Holdup, PhaseReason
 
 __all__ = [
     "ComponentSummary",
@@ -280,6 +281,12 @@ class DescribeView:
     unattributed: tuple[UnattributedPodView, ...] = ()
     #: file mode: the manifest carries a ``status`` (the phase is read from it, pods are not)
     manifest_status: bool = False
+    #: why it is in its phase (views.why)
+    conditions: tuple[ConditionView, ...] = ()
+    phase_reasons: tuple[PhaseReason, ...] = ()
+    holdups: tuple[Holdup, ...] = ()
+    #: ``None``: events not read (file mode, ``--show-events=false``, not allowed)
+    events: tuple[EventView, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = self.view.to_dict()
@@ -289,6 +296,10 @@ class DescribeView:
         out["resources"] = self.resources.to_dict()
         out["components"] = [c.to_dict() for c in self.components]
         out["unattributed"] = [u.to_dict() for u in self.unattributed]
+        out["conditions"] = [c.to_dict() for c in self.conditions]
+        out["phaseReasons"] = [r.to_dict() for r in self.phase_reasons]
+        out["waitingOn"] = [h.to_dict() for h in self.holdups]
+        out["events"] = None if self.events is None else [e.to_dict() for e in self.events]
         return out
 
 
@@ -555,10 +566,13 @@ def build_describe(
     attribution: PodAttribution | None = None,
     file_mode: bool = False,
     unattributed_pods: Mapping[str, Mapping[str, Any]] | None = None,
+    events: Sequence[Mapping[str, Any]] | None = None,
 ) -> DescribeView:
     """The ``describe`` view: the tree of :class:`ComponentView` rows with pods (live) or without
     (file mode). ``unattributed_pods`` (name -> pod object) adds phase and node to the
-    unattributed section."""
+    unattributed section; ``events`` are the events about the workload's objects (views.why)."""
+    from workload_map.views import why
+
     b = _Builder(workload, attribution)
     root = workload.components[workload.tree.name]
     top: list[ComponentView] = []
@@ -592,4 +606,8 @@ def build_describe(
         components=tuple(top),
         resources=total(c.resources for c in top),
         unattributed=tuple(unattributed),
+        conditions=why.conditions_of(workload, obj),
+        phase_reasons=why.phase_reasons(workload),
+        holdups=() if file_mode or set(row.phases) & why.SETTLED else why.holdups(top),
+        events=None if events is None else why.event_views(events),
     )

@@ -1,4 +1,5 @@
-"""``describe``'s human output: header, component tree, phase, resources table, unattributed pods.
+"""``describe``'s human output: header, component tree, phase and why, resources table,
+unattributed pods, Events.
 
 Layout (upstream-spec 5.5)::
 
@@ -10,6 +11,14 @@ Layout (upstream-spec 5.5)::
         ...
 
     Phase: Running
+      Initializing: jobset rule: ...      (phases other than Running/Completed: the rule behind them)
+
+    Waiting on:                           (components short of ready pods; not when settled)
+      workers: 1/2 ready
+        train-workers-1   Pending   0/8 nodes are available: ...
+
+    Conditions:                           (the root's, when it has any)
+      Type  Status  Reason  Age  Message
 
     Resources:
     COMPONENT   REPLICAS   GPU   CPU   MEMORY
@@ -39,7 +48,7 @@ from datetime import datetime
 from workload_map.views.format import age, columns, cpu_text, memory_text
 from workload_map.views.model import ComponentView, DescribeView, PodView, Resources
 
-__all__ = ["render_describe", "resources_rows", "tree_rows"]
+__all__ = ["events_lines", "render_describe", "resources_rows", "tree_rows", "why_lines"]
 
 Row = list[str]
 
@@ -216,6 +225,7 @@ def render_describe(
         lines += columns(rows, pads=[2, 3, 3, 3])
     if not view.file_mode:
         lines += ["", f"Phase: {','.join(v.phases)}"]
+    lines += why_lines(view, now)
     lines += ["", "Resources:"]
     lines += columns(resources_rows(view))
     if view.unattributed:
@@ -224,4 +234,48 @@ def render_describe(
         for u in view.unattributed:
             urows.append([u.name, u.phase or "Unknown", u.node or "<none>", u.reason])
         lines += columns(urows)
+    lines += events_lines(view, now)
     return "\n".join(lines) + "\n"
+
+
+def why_lines(view: DescribeView, now: datetime | None = None) -> list[str]:
+    """Under the phase: the rule behind each phase (``Initializing: jobset rule: condition X is
+    False``), the components short of ready pods with the pods holding them, then the
+    workload's conditions as a table (kubectl's columns plus AGE and MESSAGE)."""
+    lines: list[str] = []
+    from workload_map.views.why import EXPLAINED
+
+    for r in view.phase_reasons:
+        if r.phase in EXPLAINED:
+            lines.append(f"  {r.phase}: {r.component} rule: {r.rule}")
+    if view.holdups:
+        lines += ["", "Waiting on:"]
+        for h in view.holdups:
+            missing = f", {h.missing} not created" if h.missing else ""
+            lines.append(f"  {h.component}: {h.ready}/{h.desired} ready{missing}")
+            rows: list[Row] = [[p.name, p.status, p.message or ""] for p in h.pods]
+            lines += ["    " + ln for ln in columns(rows)]
+            if h.more:
+                lines.append(f"    ...  and {h.more} more not ready")
+    if view.conditions:
+        lines += ["", "Conditions:"]
+        rows = [["Type", "Status", "Reason", "Age", "Message"]]
+        for c in view.conditions:
+            when = age(c.last_transition, now) if c.last_transition else ""
+            rows.append([c.type, c.status, c.reason or "", when, " ".join((c.message or "").split())])
+        lines += ["  " + ln for ln in columns(rows, pads=2)]
+    return lines
+
+
+def events_lines(view: DescribeView, now: datetime | None = None) -> list[str]:
+    """kubectl describe's Events section, merged over the workload, its child objects and its
+    pods (an Object column says which); nothing when events were not read."""
+    if view.events is None:
+        return []
+    if not view.events:
+        return ["", "Events:  <none>"]
+    rows: list[Row] = [["Type", "Reason", "Age", "From", "Object", "Message"]]
+    rows.append(["----", "------", "----", "----", "------", "-------"])  # kubectl's rulers
+    for e in view.events:
+        rows.append([e.type, e.reason, e.age(now), e.source, e.object, " ".join(e.message.split())])
+    return ["", "Events:", *("  " + ln for ln in columns(rows, pads=2))]

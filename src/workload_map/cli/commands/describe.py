@@ -44,9 +44,20 @@ FORMATS = ("table", "json", "yaml")
     "--pod-limit", type=int, default=0, help="Max pod rows per component, unhealthy first (0 = all)."
 )
 @click.option("--component-limit", type=int, default=0, help="Max components under each parent (0 = all).")
+@click.option(
+    "--show-events",
+    type=click.BOOL,
+    is_flag=False,
+    flag_value=True,
+    default=True,
+    metavar="[=true|false]",
+    help="Show the Events of the workload, its child objects and its pods (as kubectl; default true).",
+)
 @connection_options
 @output_option(FORMATS)
-def command(args: tuple[str, ...], file: str | None, pod_limit: int, component_limit: int) -> None:
+def command(
+    args: tuple[str, ...], file: str | None, pod_limit: int, component_limit: int, show_events: bool
+) -> None:
     """Show a workload's components (roles, instances), replicas, pods with phase and node, GPUs,
     its phase and a resources table.
 
@@ -78,7 +89,7 @@ def command(args: tuple[str, ...], file: str | None, pod_limit: int, component_l
         if name is None:
             raise click.UsageError("a NAME is required: give it as TYPE/NAME or as TYPE NAME")
         fmt = resolve_output(state, FORMATS)
-        _live(session, token, name, fmt, pod_limit, component_limit)
+        _live(session, token, name, fmt, pod_limit, component_limit, show_events)
     finally:
         session.close()
 
@@ -109,7 +120,9 @@ def _file_mode(session: Session, path: str, fmt: str, pod_limit: int, component_
     _emit(view, fmt, pod_limit, component_limit)
 
 
-def _live(session: Session, token: str, name: str, fmt: str, pod_limit: int, component_limit: int) -> None:
+def _live(
+    session: Session, token: str, name: str, fmt: str, pod_limit: int, component_limit: int, show_events: bool
+) -> None:
     from workload_map import messages
     from workload_map.cluster.owners import OwnerLookup, make_owner_lookup
     from workload_map.errors import ForbiddenError, NotFoundError, WorkloadMapError
@@ -143,6 +156,14 @@ def _live(session: Session, token: str, name: str, fmt: str, pod_limit: int, com
             pods = client.list_all(pod_path)
         except ForbiddenError as exc:
             session.state.warn(f"not allowed to list pods, so the pods are not shown: {exc}")
+    events = None
+    if show_events and obj_ns:
+        from workload_map.cluster.events import read_events
+
+        try:
+            events = read_events(client, obj_ns)
+        except ForbiddenError as exc:
+            session.state.warn(f"not allowed to list events, so they are not shown: {exc}")
     lookups = []
 
     def lookup() -> OwnerLookup:
@@ -150,7 +171,7 @@ def _live(session: Session, token: str, name: str, fmt: str, pod_limit: int, com
         return lookups[-1]
 
     try:
-        view = describe_live(compile_definition(rt.entry.karta), rt.entry, obj, pods, lookup)
+        view = describe_live(compile_definition(rt.entry.karta), rt.entry, obj, pods, lookup, events)
     except WorkloadMapError as exc:
         raise CommandError(f'describe {rt.kind} "{name}": {exc}') from exc
     denied = sorted({r for lk in lookups for r in lk.denied_resources()})

@@ -1,0 +1,321 @@
+"""``describe`` explains why a workload is stuck, compared with kubectl on the test API server:
+the Events section merges the events of the workload, its ReplicaSet and its pods with the same
+Type, Reason, Age, From and Message cells ``kubectl describe`` prints for each object, oldest
+first, nothing about other objects; ``--show-events=false`` hides them as kubectl's flag does;
+conditions with their reasons; and the pods holding a component, with kubectl's STATUS."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.helpers import wmap
+from tests.support.cluster import TestCluster
+from tests.support.kube import KubeTestClient
+from tests.support.seed import owned_pods
+
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.usefixtures("bundled_catalog"),
+    pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed"),
+]
+
+SCHEDULING = "0/8 nodes are available: 8 Insufficient nvidia.com/gpu."
+
+
+@pytest.fixture
+def kc(cluster: TestCluster, tmp_path: Path) -> str:
+    return str(cluster.write_kubeconfig(tmp_path / "kubeconfig", user="admin"))
+
+
+def _kubectl(kc: str, *args: str) -> str:
+    return subprocess.run(
+        ["kubectl", "--kubeconfig", kc, *args], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+
+
+def _ago(minutes: float) -> str:
+    # Whole minutes past 10: kubectl's ages are then minute-granular ("21m"), the same in both
+    # runs however many seconds pass between them.
+    return (datetime.now(timezone.utc) - timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _event(
+    kube: KubeTestClient,
+    obj: dict[str, Any],
+    name: str,
+    reason: str,
+    message: str,
+    *,
+    kind: str,
+    first: float,
+    last: float,
+    count: int = 1,
+    type_: str = "Warning",
+    component: str = "kubelet",
+) -> None:
+    meta = obj["metadata"]
+    kube.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": meta["namespace"]},
+            "involvedObject": {
+                "apiVersion": obj.get("apiVersion", "v1"),
+                "kind": kind,
+                "name": meta["name"],
+                "namespace": meta["namespace"],
+                "uid": meta["uid"],
+            },
+            "reason": reason,
+            "message": message,
+            "type": type_,
+            "source": {"component": component, "host": "node-a"},
+            "count": count,
+            "firstTimestamp": _ago(first),
+            "lastTimestamp": _ago(last),
+        }
+    )
+
+
+def _stuck_deployment(
+    kube: KubeTestClient, namespace: str
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """Deployment web (3 replicas, condition Available=False) -> ReplicaSet -> one Running pod,
+    one in CrashLoopBackOff, one Pending that cannot be scheduled."""
+    labels = {"app": "web", "pod-template-hash": "5d9f7c"}
+    tpl = {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "main", "image": "x"}]}}
+    dep = kube.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": namespace, "labels": {"app": "web"}},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": tpl},
+        }
+    )
+    dep = kube.set_status(
+        dep,
+        {
+            "replicas": 3,
+            "readyReplicas": 1,
+            "updatedReplicas": 3,
+            "availableReplicas": 1,
+            "observedGeneration": 1,
+            "conditions": [
+                {
+                    "type": "Available",
+                    "status": "False",
+                    "reason": "MinimumReplicasUnavailable",
+                    "message": "Deployment does not have minimum availability.",
+                    "lastTransitionTime": _ago(7),
+                    "lastUpdateTime": _ago(7),
+                },
+                {
+                    "type": "Progressing",
+                    "status": "True",
+                    "reason": "ReplicaSetUpdated",
+                    "message": 'ReplicaSet "web-5d9f7c" is progressing.',
+                    "lastTransitionTime": _ago(8),
+                    "lastUpdateTime": _ago(1),
+                },
+            ],
+        },
+    )
+    from tests.support.kube import owner_reference
+
+    rs = kube.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": "web-5d9f7c",
+                "namespace": namespace,
+                "labels": labels,
+                "ownerReferences": [owner_reference(dep)],
+            },
+            "spec": {"replicas": 3, "selector": {"matchLabels": labels}, "template": tpl},
+        }
+    )
+    pods = owned_pods(kube, rs, ["web-5d9f7c-ok"], labels, gpus=1)
+    pods.append(
+        kube.make_pod(
+            "web-5d9f7c-crash",
+            namespace,
+            owner=rs,
+            labels=labels,
+            gpus=1,
+            node="node-a",
+            container_reason="CrashLoopBackOff",
+            restarts=7,
+        )
+    )
+    pods.append(
+        kube.make_pod(
+            "web-5d9f7c-wait", namespace, owner=rs, labels=labels, gpus=1, phase="Pending", message=SCHEDULING
+        )
+    )
+    return dep, rs, pods
+
+
+def _events_rows(text: str) -> list[list[str]]:
+    """The rows of an Events: section, split on 2+ spaces (cells contain single spaces)."""
+    import re
+
+    lines = text.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("Events:"))
+    out = []
+    for ln in lines[start + 3 :]:
+        if not ln.startswith("  "):
+            break
+        out.append(re.split(r"\s{2,}", ln.strip()))
+    return out
+
+
+def test_events_match_kubectl_describe_per_object(kube: KubeTestClient, namespace: str, kc: str) -> None:
+    dep, rs, pods = _stuck_deployment(kube, namespace)
+    crash, wait = pods[1], pods[2]
+    _event(
+        kube,
+        {**crash, "apiVersion": "v1"},
+        "crash.1",
+        "BackOff",
+        "Back-off restarting failed container main",
+        kind="Pod",
+        first=39,
+        last=21,
+        count=7,
+    )
+    _event(
+        kube,
+        {**wait, "apiVersion": "v1"},
+        "wait.1",
+        "FailedScheduling",
+        SCHEDULING,
+        kind="Pod",
+        first=36,
+        last=22,
+        count=3,
+        component="default-scheduler",
+    )
+    _event(
+        kube,
+        rs,
+        "rs.1",
+        "SuccessfulCreate",
+        "Created pod: web-5d9f7c-wait",
+        kind="ReplicaSet",
+        first=38,
+        last=38,
+        type_="Normal",
+        component="replicaset-controller",
+    )
+    _event(
+        kube,
+        dep,
+        "dep.1",
+        "ScalingReplicaSet",
+        "Scaled up replica set web-5d9f7c to 3",
+        kind="Deployment",
+        first=40,
+        last=40,
+        type_="Normal",
+        component="deployment-controller",
+    )
+    other = kube.make_pod("stranger", namespace, labels={"app": "other"})
+    _event(
+        kube,
+        {**other, "apiVersion": "v1"},
+        "stranger.1",
+        "Pulled",
+        "not about web",
+        kind="Pod",
+        first=23,
+        last=23,
+    )
+
+    rc, out, err = wmap("describe", "deploy/web", "-n", namespace, "--kubeconfig", kc)
+    assert rc == 0, err
+    ours = _events_rows(out)
+    theirs: dict[str, list[list[str]]] = {}
+    for kind, name in (
+        ("pod", "web-5d9f7c-crash"),
+        ("pod", "web-5d9f7c-wait"),
+        ("rs", "web-5d9f7c"),
+        ("deploy", "web"),
+    ):
+        theirs[name] = _events_rows(_kubectl(kc, "describe", kind, name, "-n", namespace))
+    objects = {
+        "web-5d9f7c-crash": "Pod",
+        "web-5d9f7c-wait": "Pod",
+        "web-5d9f7c": "ReplicaSet",
+        "web": "Deployment",
+    }
+    for row in ours:
+        typ, reason, age, source, obj, message = row
+        kind, _, name = obj.partition("/")
+        assert objects[name] == kind, row
+        assert [typ, reason, age, source, message] in theirs[name], (row, theirs[name])
+    assert sorted(r[4] for r in ours) == sorted(f"{k}/{n}" for n, k in objects.items())
+    assert [r[1] for r in ours] == ["ScalingReplicaSet", "SuccessfulCreate", "FailedScheduling", "BackOff"]
+    assert "stranger" not in out
+
+    rc, out, _ = wmap("describe", "deploy/web", "-n", namespace, "--show-events=false", "--kubeconfig", kc)
+    assert "Events:" not in out
+    assert "Events:" not in _kubectl(
+        kc, "describe", "pod", "web-5d9f7c-crash", "-n", namespace, "--show-events=false"
+    )
+    rc, out, _ = wmap("describe", "deploy/web", "-n", namespace, "-o", "json", "--kubeconfig", kc)
+    doc = json.loads(out)
+    assert [e["reason"] for e in doc["events"]][-1] == "BackOff" and doc["events"][-1]["count"] == 7
+
+
+def test_conditions_and_the_pods_holding_the_workload(kube: KubeTestClient, namespace: str, kc: str) -> None:
+    _stuck_deployment(kube, namespace)
+    rc, out, err = wmap("describe", "deploy/web", "-n", namespace, "--kubeconfig", kc)
+    assert rc == 0, err
+    lines = out.splitlines()
+    kubectl_conditions = _kubectl(kc, "describe", "deploy", "web", "-n", namespace)
+    k = kubectl_conditions.splitlines()
+    start = next(i for i, ln in enumerate(k) if ln.startswith("Conditions:"))
+    theirs = [ln.split()[:3] for ln in k[start + 3 : start + 5]]
+    start = next(i for i, ln in enumerate(lines) if ln == "Conditions:")
+    ours = [ln.split()[:3] for ln in lines[start + 2 : start + 4]]
+    assert (
+        sorted(ours)
+        == sorted(theirs)
+        == sorted(
+            [
+                ["Available", "False", "MinimumReplicasUnavailable"],
+                ["Progressing", "True", "ReplicaSetUpdated"],
+            ]
+        )
+    )
+    assert any(
+        ln.startswith("  Available ") and ln.endswith("Deployment does not have minimum availability.")
+        for ln in lines
+    )
+    held = out[out.index("Waiting on:") :]
+    assert "deployment: 1/3 ready" in held
+    pod_status = {
+        ln.split()[0]: ln.split()[2] for ln in _kubectl(kc, "get", "pods", "-n", namespace).splitlines()[1:]
+    }
+    crash = next(ln for ln in held.splitlines() if "web-5d9f7c-crash" in ln)
+    wait = next(ln for ln in held.splitlines() if "web-5d9f7c-wait" in ln)
+    assert crash.split()[1] == pod_status["web-5d9f7c-crash"] == "CrashLoopBackOff"
+    assert wait.split()[1] == pod_status["web-5d9f7c-wait"] == "Pending" and wait.endswith(SCHEDULING)
+    rule = next(ln for ln in lines if ln.startswith("  Degraded:") or ln.startswith("  Initializing:"))
+    _, explained, _ = wmap("explain", "deploy")
+    assert rule.split(" rule: ", 1)[1] in explained, (rule, explained)
+    rc, out, _ = wmap("describe", "deploy/web", "-n", namespace, "-o", "json", "--kubeconfig", kc)
+    doc = json.loads(out)
+    assert doc["waitingOn"][0]["ready"] == 1 and {p["name"] for p in doc["waitingOn"][0]["pods"]} == {
+        "web-5d9f7c-crash",
+        "web-5d9f7c-wait",
+    }
+    assert doc["phaseReasons"][0]["component"] == "deployment"
