@@ -118,6 +118,16 @@ def test_version_and_the_kubectl_plugin(installed: Installed) -> None:
         check=False,
     )
     assert plugin.returncode == 0 and plugin.stdout == version
+    # kubectl's plugin completion executable (kubectl 1.26+): Cobra's format, a directive last
+    completion = subprocess.run(
+        [str(installed.bin / "kubectl_complete-wmap"), "ge"],
+        env=installed.env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completion.returncode == 0
+    assert completion.stdout.splitlines()[0].split("\t")[0] == "get" and completion.stdout.endswith(":4\n")
 
 
 @pytest.mark.parametrize(

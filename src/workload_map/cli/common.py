@@ -102,12 +102,20 @@ def _complete_namespaces(ctx: click.Context, _param: click.Parameter, incomplete
     return namespaces(ctx, incomplete)
 
 
+def _complete_contexts(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    from workload_map.cli.completion_support import complete_context
+
+    return complete_context(ctx, param, incomplete)
+
+
 def connection_options(f: F) -> F:
     """The kubectl connection flags plus ``--definitions`` and ``--config``."""
     for flags, field, help_text, kind in reversed(_CONNECTION):
         extra: dict[str, Any] = {}
         if field == "namespace":
             extra["shell_complete"] = _complete_namespaces
+        elif field == "context":
+            extra["shell_complete"] = _complete_contexts
         if kind == "flag":
             opt = click.option(
                 *flags,

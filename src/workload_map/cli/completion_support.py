@@ -1,5 +1,7 @@
-"""Dynamic shell completion: TYPE (root kinds of the merged definitions), NAME (objects of that
-type in the namespace ``get`` would search), namespaces, ``-o`` and ``--phase`` values.
+"""Dynamic shell completion: TYPE (root kinds of the merged definitions, comma lists too), NAME
+(objects of that type in the namespace ``get`` would search), pods for ``group``, definition
+names and type words for ``explain``/``definitions``/``lint``, namespaces, kubeconfig contexts,
+``-o`` and ``--phase`` values.
 
 Every lookup runs in a daemon thread bounded by :data:`TIMEOUT` seconds (``$WMAP_COMPLETION_TIMEOUT``
 overrides it, for slow clusters); a failure or a timeout offers nothing, silently (no warnings on the
@@ -27,7 +29,16 @@ def _timeout_from_env(default: float = 2.0) -> float:
 TIMEOUT = _timeout_from_env()
 T = TypeVar("T")
 
-__all__ = ["TIMEOUT", "bounded", "complete_phase", "complete_type_or_name", "namespaces"]
+__all__ = [
+    "TIMEOUT",
+    "bounded",
+    "complete_context",
+    "complete_definition",
+    "complete_phase",
+    "complete_pod",
+    "complete_type_or_name",
+    "namespaces",
+]
 
 
 def bounded(fn: Callable[[], list[T]], timeout: float = TIMEOUT) -> list[T]:
@@ -105,7 +116,55 @@ def complete_type_or_name(ctx: click.Context, _param: click.Parameter, incomplet
         if "/" in incomplete:
             token, _, prefix = incomplete.partition("/")
             return bounded(lambda: [f"{token}/{n}" for n in _names(ctx, token, prefix)])
-        return bounded(lambda: [t for t in _types(ctx) if t.startswith(incomplete.lower())])
+        # kubectl's comma form: complete the last word of "jobsets,pyt"
+        head, comma, last = incomplete.rpartition(",")
+        lead = head + comma
+        return bounded(lambda: [lead + t for t in _types(ctx) if t.startswith(last.lower())])
     if len(given) == 1 and "/" not in given[0]:
         return bounded(lambda: _names(ctx, given[0], incomplete))
     return []
+
+
+def complete_pod(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[str]:
+    """``group POD``: the pods of the namespace ``group`` would read."""
+
+    def fetch() -> list[str]:
+        session = _session(ctx)
+        try:
+            items = session.client().list_all(f"/api/v1/namespaces/{session.namespace()}/pods")
+        finally:
+            session.close()
+        names = [str((i.get("metadata") or {}).get("name") or "") for i in items]
+        return sorted(n for n in names if n.startswith(incomplete))
+
+    return bounded(fetch)
+
+
+def complete_definition(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[str]:
+    """``explain``/``definitions``/``lint``: definition names and the type words they answer to."""
+
+    def fetch() -> list[str]:
+        session = _session(ctx)
+        try:
+            defs = session.definitions()
+            words = {e.name for e in defs.entries} | set(defs.types())
+        finally:
+            session.close()
+        return sorted(w for w in words if w.startswith(incomplete))
+
+    return bounded(fetch)
+
+
+def complete_context(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[str]:
+    """``--context``: the contexts of the merged kubeconfig (``--kubeconfig`` or ``$KUBECONFIG``)."""
+    from workload_map.cli.common import _state
+
+    kubeconfig = _state(ctx).conn.get("kubeconfig")
+
+    def fetch() -> list[str]:
+        from workload_map.cluster.kubeconfig import ConnectionOptions, load_kubeconfig
+
+        merged = load_kubeconfig(ConnectionOptions(kubeconfig=kubeconfig))
+        return sorted(c for c in merged.contexts if c.startswith(incomplete))
+
+    return bounded(fetch)

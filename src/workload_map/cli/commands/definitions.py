@@ -18,6 +18,7 @@ from workload_map.cli.common import (
     resolve_output,
     type_word_error,
 )
+from workload_map.cli.completion_support import complete_definition
 from workload_map.cli.errors import CommandError
 from workload_map.cli.main import PROG, get_state
 from workload_map.errors import WorkloadMapError
@@ -38,7 +39,7 @@ def _filter_text(group: str | None, kind: str | None, version: str | None) -> st
     short_help="List the Karta definitions in use, or print one.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.argument("name", required=False, metavar="[NAME]")
+@click.argument("name", required=False, metavar="[NAME]", shell_complete=complete_definition)
 @click.option("--group", "group", default=None, help="Only definitions whose root kind is in this API group.")
 @click.option("--kind", "kind", default=None, help="Only this root kind (case-insensitive; needs --group).")
 @click.option("--version", "version", default=None, help="Only this version (needs --kind).")

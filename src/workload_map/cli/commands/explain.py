@@ -17,6 +17,7 @@ from workload_map.cli.common import (
     resolve_output,
     type_word_error,
 )
+from workload_map.cli.completion_support import complete_definition
 from workload_map.cli.main import get_state
 from workload_map.errors import WorkloadMapError
 
@@ -28,7 +29,7 @@ FORMATS = ("table", "json", "yaml")
     short_help="Explain one definition in words.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.argument("target", metavar="KIND|NAME")
+@click.argument("target", metavar="KIND|NAME", shell_complete=complete_definition)
 @connection_options
 @output_option(FORMATS)
 def command(target: str) -> None:

@@ -17,6 +17,7 @@ import click
 
 from workload_map.cli import exit_codes
 from workload_map.cli.common import Session, connection_options, output_option, resolve_output
+from workload_map.cli.completion_support import complete_pod
 from workload_map.cli.errors import CommandError, WorkloadNotFoundError
 from workload_map.cli.main import get_state
 
@@ -30,7 +31,7 @@ _Lookup = Callable[[str, str, str, str], Mapping[str, Any] | None]
     short_help="Show the PodGroup KAI Scheduler creates for a pod.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.argument("pod", metavar="POD")
+@click.argument("pod", metavar="POD", shell_complete=complete_pod)
 @click.option(
     "-f",
     "--filename",
