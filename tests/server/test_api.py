@@ -432,3 +432,64 @@ def test_cluster_scoped_workload_detail_and_suspend(
     finally:
         kube.delete_obj(gadget)
         rw.delete("/api/v1/workload-types/clustergadgets-example-com", headers=admin)
+
+
+# --- the UI's extra reads: manifest, namespaces, nodes ------------------------------------------
+
+
+def test_manifest_is_the_stored_object_without_managed_fields(
+    ro: TestClient, bearer: Headers, kube: KubeTestClient, namespace: str
+) -> None:
+    seed(kube, namespace, "yamlview", pods=False)
+    path = f"/api/v1/namespaces/{namespace}/workloads/jobsets/yamlview/manifest"
+    r = ro.get(path, headers=bearer("admin"))
+    assert r.status_code == 200, r.text
+    body = r.json()
+    stored = kube.get("jobset.x-k8s.io/v1alpha2", "jobsets", "yamlview", namespace)
+    assert "managedFields" in stored["metadata"] and "managedFields" not in body["metadata"]
+    stored["metadata"].pop("managedFields")
+    assert body == stored
+    assert ro.get(path, headers=bearer("nobody")).status_code == 403
+    assert ro.get(path.replace("yamlview", "nope"), headers=bearer("admin")).status_code == 404
+
+
+def test_namespaces_for_the_picker(ro: TestClient, bearer: Headers, namespace: str) -> None:
+    body = ro.get("/api/v1/namespaces", headers=bearer("admin")).json()
+    assert (
+        body["source"] == "cluster" and namespace in body["items"] and body["items"] == sorted(body["items"])
+    )
+    assert ro.get("/api/v1/namespaces", headers=bearer("nobody")).json() == {"items": [], "source": "none"}
+    assert ro.get("/api/v1/namespaces").status_code == 401
+
+
+def test_node_page_shows_capacity_and_only_the_pods_the_user_may_list(
+    ro: TestClient, bearer: Headers, kube: KubeTestClient
+) -> None:
+    import secrets
+
+    node = f"gpu-{secrets.token_hex(3)}"
+    kube.make_node(node, gpus=8, taints=[{"key": "nvidia.com/gpu", "effect": "NoSchedule"}])
+    mine = kube.create_namespace("wmap-node-a")
+    theirs = kube.create_namespace("wmap-node-b")
+    kube.make_pod("crash", mine, node=node, container_reason="CrashLoopBackOff", restarts=3)
+    kube.make_pod("other", theirs, node=node)
+    kube.make_pod("elsewhere", mine, node="not-this-one")
+    kube.grant("reader", [rule([""], ["nodes"], ["get"])])
+    kube.grant("reader", [rule([""], ["pods"], ["get", "list"])], mine)
+    admin = kube.wait_until(
+        lambda: (
+            (b := ro.get(f"/api/v1/nodes/{node}", headers=bearer("admin")).json())
+            and len(b.get("pods", [])) == 2
+            and b
+        ),
+        timeout=20,
+    )
+    assert admin["allocatable"]["nvidia.com/gpu"] == "8" and admin["taints"][0]["key"] == "nvidia.com/gpu"
+    assert {(p["namespace"], p["name"]) for p in admin["pods"]} == {(mine, "crash"), (theirs, "other")}
+    reader = ro.get(f"/api/v1/nodes/{node}", headers=bearer("reader")).json()
+    assert [(p["name"], p["status"], p["restarts"]) for p in reader["pods"]] == [
+        ("crash", "CrashLoopBackOff", 3)
+    ]
+    assert reader["podsHidden"] >= 1
+    assert ro.get(f"/api/v1/nodes/{node}", headers=bearer("nobody")).status_code == 403
+    assert ro.get("/api/v1/nodes/no-such-node", headers=bearer("admin")).status_code == 404

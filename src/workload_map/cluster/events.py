@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from workload_map.kube.events import last_seen
+from workload_map.kube.objects import api_path
 
 if TYPE_CHECKING:
     from workload_map.cluster.client import KubeClient
@@ -24,7 +25,7 @@ def read_events(client: KubeClient, namespace: str, *, limit: int = MAX_EVENTS) 
     Raises the client's errors (:class:`~workload_map.errors.ForbiddenError`...)."""
     out: list[dict[str, Any]] = []
     read = 0
-    for page in client.list(f"/api/v1/namespaces/{namespace}/events", limit=PAGE):
+    for page in client.list(api_path("v1", "events", namespace), limit=PAGE):
         items = [i for i in page.get("items") or () if isinstance(i, dict)]
         out.extend(items)
         read += len(items)

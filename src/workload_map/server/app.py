@@ -24,7 +24,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from workload_map.errors import ClusterError, NotFoundError, WorkloadMapError
-from workload_map.kube.objects import KARTA_GROUP, KARTA_PLURAL
+from workload_map.kube.objects import KARTA_GROUP, KARTA_PLURAL, api_path
 from workload_map.kube.owners import OwnerLookup
 from workload_map.server.auth import AccessReviewer, Authenticator, User
 from workload_map.server.errors import HttpError, error_body, from_cluster_error
@@ -140,6 +140,11 @@ async def _json_body(request: Request, limits: Limits) -> Any:
 
 
 # ------------------------------------------------------------------------------------ the app
+
+
+#: The namespace picker's choices at most; pods listed on a node page at most.
+MAX_NAMESPACES = 2000
+MAX_NODE_PODS = 500
 
 
 class Api:
@@ -331,6 +336,83 @@ class Api:
         out["ageSeconds"] = age_seconds(view.view.created_at)
         out["resourceVersion"] = meta.get("resourceVersion")
         return JSON(out)
+
+    def get_manifest(self, request: Request) -> JSON:
+        """The workload object as the API server returns it, without ``managedFields`` (the UI's
+        YAML view, labels and annotations)."""
+        from workload_map.server.workloads import with_object
+
+        user = self.user(request)
+        ns, t, name = self._workload_params(request)
+        res = t.resource
+        self.authz.require(user, "get", group=res.group, resource=res.name, namespace=ns, name=name)
+        obj = with_object(t, self._get_workload(t, ns, name))
+        meta = obj.get("metadata")
+        if isinstance(meta, dict):
+            meta.pop("managedFields", None)
+        return JSON(obj)
+
+    def list_namespaces(self, request: Request) -> JSON:
+        """The namespace picker's choices: every namespace when the user may list them
+        (``source: cluster``), else none (``source: none``: the UI offers the namespaces of the
+        workloads it could list)."""
+        user = self.user(request)
+        if not self.authz.allowed(user, "list", group="", resource="namespaces"):
+            return JSON({"items": [], "source": "none"})
+        try:
+            items = self.state.client.list_all(api_path("v1", "namespaces"))
+        except ClusterError as exc:
+            raise from_cluster_error(exc, "list namespaces") from exc
+        names = sorted(n for i in items if (n := (i.get("metadata") or {}).get("name")))
+        kept = names[:MAX_NAMESPACES]
+        return JSON({"items": kept, "source": "cluster", "truncated": len(names) > len(kept)})
+
+    def get_node(self, request: Request) -> JSON:
+        """A node as a pod's page links to it: capacity and allocatable, Ready and the other
+        conditions, taints and labels, and the pods on it in namespaces where the user may list
+        pods (from the pod cache; ``podsHidden`` counts the other namespaces)."""
+        from workload_map.kube.podstatus import status_and_restarts
+
+        user = self.user(request)
+        name = request.path_params["name"]
+        self.authz.require(user, "get", group="", resource="nodes", name=name)
+        try:
+            node = self.state.client.get(api_path("v1", "nodes", name=name))
+        except NotFoundError as exc:
+            raise HttpError(404, "not_found", f'node "{name}" not found') from exc
+        except ClusterError as exc:
+            raise from_cluster_error(exc, f"get node {name}") from exc
+        status = node.get("status") or {}
+        spec = node.get("spec") or {}
+        pods = []
+        allowed: dict[str, bool] = {}
+        for pod in self.state.pods().store.list():
+            if (pod.get("spec") or {}).get("nodeName") != name:
+                continue
+            ns = str((pod.get("metadata") or {}).get("namespace") or "")
+            if ns not in allowed:
+                allowed[ns] = may_list_pods(self.authz, user, ns)
+            if not allowed[ns]:
+                continue
+            shown, restarts = status_and_restarts(pod)
+            pod_name = (pod.get("metadata") or {}).get("name")
+            pods.append({"name": pod_name, "namespace": ns, "status": shown, "restarts": restarts})
+            if len(pods) >= MAX_NODE_PODS:
+                break
+        pods.sort(key=lambda p: (p["namespace"], str(p["name"])))
+        return JSON(
+            {
+                "name": name,
+                "labels": (node.get("metadata") or {}).get("labels") or {},
+                "capacity": status.get("capacity") or {},
+                "allocatable": status.get("allocatable") or {},
+                "conditions": status.get("conditions") or [],
+                "taints": spec.get("taints") or [],
+                "unschedulable": bool(spec.get("unschedulable")),
+                "pods": pods,
+                "podsHidden": sum(1 for ok in allowed.values() if not ok),
+            }
+        )
 
     def suspend(self, request: Request) -> JSON:
         return self._action(request, "suspend")
@@ -734,6 +816,10 @@ def create_app(state: ClusterState, settings: ServerSettings | None = None) -> S
         Route("/api/v1/workload-types/{name}", _wrap(api.delete_type), methods=["DELETE"]),
         Route("/api/v1/workloads", _wrap(api.list_workloads), methods=["GET"]),
         Route(wl, _wrap(api.get_workload), methods=["GET"]),
+        Route(wl + "/manifest", _wrap(api.get_manifest), methods=["GET"]),
+        Route(cwl + "/manifest", _wrap(api.get_manifest), methods=["GET"]),
+        Route("/api/v1/namespaces", _wrap(api.list_namespaces), methods=["GET"]),
+        Route("/api/v1/nodes/{name}", _wrap(api.get_node), methods=["GET"]),
         Route(wl + "/suspend", _wrap(api.suspend), methods=["POST"]),
         Route(wl + "/resume", _wrap(api.resume), methods=["POST"]),
         Route(cwl, _wrap(api.get_workload), methods=["GET"]),

@@ -332,6 +332,46 @@ def _schemas() -> dict[str, Schema]:
         },
         "additionalProperties": True,
     }
+    s["Namespaces"] = {
+        "type": "object",
+        "required": ["items", "source"],
+        "properties": {
+            "items": {"type": "array", "items": {"type": "string"}},
+            "source": {
+                "type": "string",
+                "enum": ["cluster", "none"],
+                "description": "cluster: every namespace (the user may list them); none: the user may not.",
+            },
+            "truncated": {"type": "boolean"},
+        },
+    }
+    s["Node"] = {
+        "type": "object",
+        "required": ["name", "capacity", "allocatable", "conditions", "taints", "pods", "podsHidden"],
+        "properties": {
+            "name": {"type": "string"},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "capacity": {"type": "object", "additionalProperties": {"type": "string"}},
+            "allocatable": {"type": "object", "additionalProperties": {"type": "string"}},
+            "conditions": {"type": "array", "items": {"type": "object"}},
+            "taints": {"type": "array", "items": {"type": "object"}},
+            "unschedulable": {"type": "boolean"},
+            "pods": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["name", "namespace", "status", "restarts"],
+                    "properties": {
+                        "name": {"type": "string"},
+                        "namespace": {"type": "string"},
+                        "status": {"type": "string"},
+                        "restarts": {"type": "integer"},
+                    },
+                },
+            },
+            "podsHidden": {"type": "integer", "description": "Namespaces whose pods the user may not list."},
+        },
+    }
     return s
 
 
@@ -579,6 +619,18 @@ def _paths() -> dict[str, Schema]:
                 ),
             },
         },
+        "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/manifest": {
+            "parameters": _WL_PARAMS,
+            "get": {
+                "operationId": "getWorkloadManifest",
+                "tags": ["workloads"],
+                "summary": "The workload object as stored, without managedFields (the UI's YAML view)",
+                "responses": _responses(
+                    {"200": _ok("Manifest")},
+                    ("404", "No such workload, or no definition covers the type."),
+                ),
+            },
+        },
         "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/suspend": _action("suspend"),
         "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/resume": _action("resume"),
         "/api/v1/workloads/{type}/{name}": {
@@ -595,6 +647,35 @@ def _paths() -> dict[str, Schema]:
         },
         "/api/v1/workloads/{type}/{name}/suspend": _action("suspend", cluster=True),
         "/api/v1/workloads/{type}/{name}/resume": _action("resume", cluster=True),
+        "/api/v1/workloads/{type}/{name}/manifest": {
+            "parameters": _CLUSTER_WL_PARAMS,
+            "get": {
+                "operationId": "getClusterScopedWorkloadManifest",
+                "tags": ["workloads"],
+                "summary": "The object of a cluster-scoped workload, without managedFields",
+                "responses": _responses(
+                    {"200": _ok("Manifest")},
+                    ("404", "No such workload, no definition covers the type, or the type is namespaced."),
+                ),
+            },
+        },
+        "/api/v1/namespaces": {
+            "get": {
+                "operationId": "listNamespaces",
+                "tags": ["cluster"],
+                "summary": "Namespaces for the UI's picker: all of them when the user may list namespaces",
+                "responses": _responses({"200": _ok("Namespaces")}),
+            }
+        },
+        "/api/v1/nodes/{name}": {
+            "parameters": [_p("name", "Node name.")],
+            "get": {
+                "operationId": "getNode",
+                "tags": ["cluster"],
+                "summary": "A node: capacity, allocatable, conditions, taints and the pods the user may list",
+                "responses": _responses({"200": _ok("Node")}, ("404", "No such node.")),
+            },
+        },
         "/api/v1/namespaces/{namespace}/pods/{name}/podgroup": {
             "parameters": [_p("namespace", "Namespace of the pod."), _p("name", "Pod name.")],
             "get": {
@@ -680,6 +761,7 @@ def _document() -> str:
             {"name": "workloads"},
             {"name": "gangs"},
             {"name": "placement"},
+            {"name": "cluster"},
         ],
         "paths": _paths(),
         "components": {
