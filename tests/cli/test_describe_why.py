@@ -9,24 +9,20 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.cli.helpers import wmap
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient
-from tests.support.seed import owned_pods
+from tests.support.seed import SCHEDULING, seed_event, stuck_deployment, stuck_events
 
 pytestmark = [
     pytest.mark.cluster,
     pytest.mark.usefixtures("bundled_catalog"),
     pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed"),
 ]
-
-SCHEDULING = "0/8 nodes are available: 8 Insufficient nvidia.com/gpu."
 
 
 @pytest.fixture
@@ -38,129 +34,6 @@ def _kubectl(kc: str, *args: str) -> str:
     return subprocess.run(
         ["kubectl", "--kubeconfig", kc, *args], capture_output=True, text=True, timeout=60, check=True
     ).stdout
-
-
-def _ago(minutes: float) -> str:
-    # Whole minutes past 10: kubectl's ages are then minute-granular ("21m"), the same in both
-    # runs however many seconds pass between them.
-    return (datetime.now(timezone.utc) - timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _event(
-    kube: KubeTestClient,
-    obj: dict[str, Any],
-    name: str,
-    reason: str,
-    message: str,
-    *,
-    kind: str,
-    first: float,
-    last: float,
-    count: int = 1,
-    type_: str = "Warning",
-    component: str = "kubelet",
-) -> None:
-    meta = obj["metadata"]
-    kube.create(
-        {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"name": name, "namespace": meta["namespace"]},
-            "involvedObject": {
-                "apiVersion": obj.get("apiVersion", "v1"),
-                "kind": kind,
-                "name": meta["name"],
-                "namespace": meta["namespace"],
-                "uid": meta["uid"],
-            },
-            "reason": reason,
-            "message": message,
-            "type": type_,
-            "source": {"component": component, "host": "node-a"},
-            "count": count,
-            "firstTimestamp": _ago(first),
-            "lastTimestamp": _ago(last),
-        }
-    )
-
-
-def _stuck_deployment(
-    kube: KubeTestClient, namespace: str
-) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
-    """Deployment web (3 replicas, condition Available=False) -> ReplicaSet -> one Running pod,
-    one in CrashLoopBackOff, one Pending that cannot be scheduled."""
-    labels = {"app": "web", "pod-template-hash": "5d9f7c"}
-    tpl = {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "main", "image": "x"}]}}
-    dep = kube.create(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "web", "namespace": namespace, "labels": {"app": "web"}},
-            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": tpl},
-        }
-    )
-    dep = kube.set_status(
-        dep,
-        {
-            "replicas": 3,
-            "readyReplicas": 1,
-            "updatedReplicas": 3,
-            "availableReplicas": 1,
-            "observedGeneration": 1,
-            "conditions": [
-                {
-                    "type": "Available",
-                    "status": "False",
-                    "reason": "MinimumReplicasUnavailable",
-                    "message": "Deployment does not have minimum availability.",
-                    "lastTransitionTime": _ago(7),
-                    "lastUpdateTime": _ago(7),
-                },
-                {
-                    "type": "Progressing",
-                    "status": "True",
-                    "reason": "ReplicaSetUpdated",
-                    "message": 'ReplicaSet "web-5d9f7c" is progressing.',
-                    "lastTransitionTime": _ago(8),
-                    "lastUpdateTime": _ago(1),
-                },
-            ],
-        },
-    )
-    from tests.support.kube import owner_reference
-
-    rs = kube.create(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {
-                "name": "web-5d9f7c",
-                "namespace": namespace,
-                "labels": labels,
-                "ownerReferences": [owner_reference(dep)],
-            },
-            "spec": {"replicas": 3, "selector": {"matchLabels": labels}, "template": tpl},
-        }
-    )
-    pods = owned_pods(kube, rs, ["web-5d9f7c-ok"], labels, gpus=1)
-    pods.append(
-        kube.make_pod(
-            "web-5d9f7c-crash",
-            namespace,
-            owner=rs,
-            labels=labels,
-            gpus=1,
-            node="node-a",
-            container_reason="CrashLoopBackOff",
-            restarts=7,
-        )
-    )
-    pods.append(
-        kube.make_pod(
-            "web-5d9f7c-wait", namespace, owner=rs, labels=labels, gpus=1, phase="Pending", message=SCHEDULING
-        )
-    )
-    return dep, rs, pods
 
 
 def _events_rows(text: str) -> list[list[str]]:
@@ -178,57 +51,10 @@ def _events_rows(text: str) -> list[list[str]]:
 
 
 def test_events_match_kubectl_describe_per_object(kube: KubeTestClient, namespace: str, kc: str) -> None:
-    dep, rs, pods = _stuck_deployment(kube, namespace)
-    crash, wait = pods[1], pods[2]
-    _event(
-        kube,
-        {**crash, "apiVersion": "v1"},
-        "crash.1",
-        "BackOff",
-        "Back-off restarting failed container main",
-        kind="Pod",
-        first=39,
-        last=21,
-        count=7,
-    )
-    _event(
-        kube,
-        {**wait, "apiVersion": "v1"},
-        "wait.1",
-        "FailedScheduling",
-        SCHEDULING,
-        kind="Pod",
-        first=36,
-        last=22,
-        count=3,
-        component="default-scheduler",
-    )
-    _event(
-        kube,
-        rs,
-        "rs.1",
-        "SuccessfulCreate",
-        "Created pod: web-5d9f7c-wait",
-        kind="ReplicaSet",
-        first=38,
-        last=38,
-        type_="Normal",
-        component="replicaset-controller",
-    )
-    _event(
-        kube,
-        dep,
-        "dep.1",
-        "ScalingReplicaSet",
-        "Scaled up replica set web-5d9f7c to 3",
-        kind="Deployment",
-        first=40,
-        last=40,
-        type_="Normal",
-        component="deployment-controller",
-    )
+    dep, rs, pods = stuck_deployment(kube, namespace)
+    stuck_events(kube, dep, rs, pods)
     other = kube.make_pod("stranger", namespace, labels={"app": "other"})
-    _event(
+    seed_event(
         kube,
         {**other, "apiVersion": "v1"},
         "stranger.1",
@@ -276,7 +102,7 @@ def test_events_match_kubectl_describe_per_object(kube: KubeTestClient, namespac
 
 
 def test_conditions_and_the_pods_holding_the_workload(kube: KubeTestClient, namespace: str, kc: str) -> None:
-    _stuck_deployment(kube, namespace)
+    stuck_deployment(kube, namespace)
     rc, out, err = wmap("describe", "deploy/web", "-n", namespace, "--kubeconfig", kc)
     assert rc == 0, err
     lines = out.splitlines()

@@ -44,9 +44,11 @@ def _spawn(argv: list[str], *, kubectl: bool = False) -> subprocess.Popen[str]:
 
 
 def _first_line(proc: subprocess.Popen[str]) -> str:
-    assert proc.stdout is not None
+    assert proc.stdout is not None and proc.stderr is not None
     line = proc.stdout.readline()
-    assert line, "no output"
+    if not line:
+        proc.wait(timeout=60)
+        raise AssertionError(f"no output; exit {proc.returncode}; stderr:\n{proc.stderr.read()}")
     return line
 
 
@@ -206,3 +208,98 @@ def test_ctrl_c_ends_a_watch_quietly_with_kubectls_code(
         errors.append(err.strip())
     assert codes[0] == codes[1] == 1, codes
     assert errors[1] == "", errors
+
+
+def test_one_type_failing_does_not_end_the_others(
+    kube: KubeTestClient, namespace: str, kc: str, tmp_path: Path
+) -> None:
+    """A watched type whose CRD is deleted mid-watch is reported on stderr and dropped; the other
+    types keep printing."""
+    import secrets
+
+    import yaml
+
+    from tests.support.crds import install_crds
+
+    group = f"w{secrets.token_hex(3)}.example.com"
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"gadgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                }
+            ],
+        },
+    }
+    karta = {
+        "apiVersion": "run.ai/v1alpha1",
+        "kind": "Karta",
+        "metadata": {"name": "gadget"},
+        "spec": {
+            "structureDefinition": {
+                "rootComponent": {
+                    "name": "gadget",
+                    "kind": {"group": group, "version": "v1", "kind": "Gadget"},
+                    "statusDefinition": {
+                        "phaseDefinition": {"path": ".status.phase"},
+                        "statusMappings": {"running": [{"byPhase": "Running"}]},
+                    },
+                    "specDefinition": {"podTemplateSpecPath": ".spec.template"},
+                    "scaleDefinition": {"replicasPath": ".spec.replicas"},
+                }
+            }
+        },
+    }
+    install_crds(kube, [crd], downlevel=False)
+    definition = tmp_path / "gadget.yaml"
+    definition.write_text(yaml.safe_dump(karta))
+    dep = create_deployment_tree(kube, "web", namespace, replicas=1)[0]
+    kube.create(
+        {
+            "apiVersion": f"{group}/v1",
+            "kind": "Gadget",
+            "metadata": {"name": "g", "namespace": namespace},
+            "spec": {"replicas": 1},
+        }
+    )
+    proc = _spawn(
+        [
+            "get",
+            "deploy,gadgets",
+            "-n",
+            namespace,
+            "-w",
+            "--watch-timeout",
+            "14",
+            "--definitions",
+            str(definition),
+            "--kubeconfig",
+            kc,
+        ]
+    )
+    try:
+        assert _first_line(proc).split()[:2] == ["NAME", "TYPE"]
+        time.sleep(2)
+        kube.delete("apiextensions.k8s.io/v1", "customresourcedefinitions", f"gadgets.{group}")
+        time.sleep(4)
+        kube.patch(dep, {"spec": {"replicas": 2}})
+        out, err = _finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "stopped watching Gadget" in err, err
+    assert any(ln.split()[:2] == ["web", "Deployment"] and "deployment:2" in ln for ln in out.splitlines()), (
+        out
+    )

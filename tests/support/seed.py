@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from tests.support.kube import KubeTestClient, owner_reference
@@ -674,3 +675,185 @@ def create_isvc_tree(
         kube, f"{name}-predictor", namespace, labels, replicas=replicas, gpus=gpus, owner=isvc
     )
     return isvc, pods
+
+
+# --- a stuck Deployment and its Events (describe's "why", the UI's workload page) -------------
+
+SCHEDULING = "0/8 nodes are available: 8 Insufficient nvidia.com/gpu."
+
+
+def ago(minutes: float) -> str:
+    # Whole minutes past 10: kubectl's ages are then minute-granular ("21m"), the same in both
+    # runs however many seconds pass between them.
+    return (datetime.now(timezone.utc) - timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def seed_event(
+    kube: KubeTestClient,
+    obj: dict[str, Any],
+    name: str,
+    reason: str,
+    message: str,
+    *,
+    kind: str,
+    first: float,
+    last: float,
+    count: int = 1,
+    type_: str = "Warning",
+    component: str = "kubelet",
+) -> None:
+    meta = obj["metadata"]
+    kube.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": meta["namespace"]},
+            "involvedObject": {
+                "apiVersion": obj.get("apiVersion", "v1"),
+                "kind": kind,
+                "name": meta["name"],
+                "namespace": meta["namespace"],
+                "uid": meta["uid"],
+            },
+            "reason": reason,
+            "message": message,
+            "type": type_,
+            "source": {"component": component, "host": "node-a"},
+            "count": count,
+            "firstTimestamp": ago(first),
+            "lastTimestamp": ago(last),
+        }
+    )
+
+
+def stuck_deployment(
+    kube: KubeTestClient, namespace: str
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """Deployment web (3 replicas, condition Available=False) -> ReplicaSet -> one Running pod,
+    one in CrashLoopBackOff, one Pending that cannot be scheduled."""
+    labels = {"app": "web", "pod-template-hash": "5d9f7c"}
+    container = {"name": "main", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+    tpl = {"metadata": {"labels": labels}, "spec": {"containers": [container]}}
+    dep = kube.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": namespace, "labels": {"app": "web"}},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": tpl},
+        }
+    )
+    dep = kube.set_status(
+        dep,
+        {
+            "replicas": 3,
+            "readyReplicas": 1,
+            "updatedReplicas": 3,
+            "availableReplicas": 1,
+            "observedGeneration": 1,
+            "conditions": [
+                {
+                    "type": "Available",
+                    "status": "False",
+                    "reason": "MinimumReplicasUnavailable",
+                    "message": "Deployment does not have minimum availability.",
+                    "lastTransitionTime": ago(7),
+                    "lastUpdateTime": ago(7),
+                },
+                {
+                    "type": "Progressing",
+                    "status": "True",
+                    "reason": "ReplicaSetUpdated",
+                    "message": 'ReplicaSet "web-5d9f7c" is progressing.',
+                    "lastTransitionTime": ago(8),
+                    "lastUpdateTime": ago(1),
+                },
+            ],
+        },
+    )
+    rs = kube.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": "web-5d9f7c",
+                "namespace": namespace,
+                "labels": labels,
+                "ownerReferences": [owner_reference(dep)],
+            },
+            "spec": {"replicas": 3, "selector": {"matchLabels": labels}, "template": tpl},
+        }
+    )
+    pods = owned_pods(kube, rs, ["web-5d9f7c-ok"], labels, gpus=1)
+    pods.append(
+        kube.make_pod(
+            "web-5d9f7c-crash",
+            namespace,
+            owner=rs,
+            labels=labels,
+            gpus=1,
+            node="node-a",
+            container_reason="CrashLoopBackOff",
+            restarts=7,
+        )
+    )
+    pods.append(
+        kube.make_pod(
+            "web-5d9f7c-wait", namespace, owner=rs, labels=labels, gpus=1, phase="Pending", message=SCHEDULING
+        )
+    )
+    return dep, rs, pods
+
+
+def stuck_events(
+    kube: KubeTestClient, dep: dict[str, Any], rs: dict[str, Any], pods: list[dict[str, Any]]
+) -> None:
+    """The Events the controllers and the kubelet would have written about :func:`stuck_deployment`
+    (oldest first: scaling, pod creation, scheduling failures, back-off)."""
+    crash, wait = pods[1], pods[2]
+    seed_event(
+        kube,
+        {**crash, "apiVersion": "v1"},
+        "crash.1",
+        "BackOff",
+        "Back-off restarting failed container main",
+        kind="Pod",
+        first=39,
+        last=21,
+        count=7,
+    )
+    seed_event(
+        kube,
+        {**wait, "apiVersion": "v1"},
+        "wait.1",
+        "FailedScheduling",
+        SCHEDULING,
+        kind="Pod",
+        first=36,
+        last=22,
+        count=3,
+        component="default-scheduler",
+    )
+    seed_event(
+        kube,
+        rs,
+        "rs.1",
+        "SuccessfulCreate",
+        "Created pod: web-5d9f7c-wait",
+        kind="ReplicaSet",
+        first=38,
+        last=38,
+        type_="Normal",
+        component="replicaset-controller",
+    )
+    seed_event(
+        kube,
+        dep,
+        "dep.1",
+        "ScalingReplicaSet",
+        "Scaled up replica set web-5d9f7c to 3",
+        kind="Deployment",
+        first=40,
+        last=40,
+        type_="Normal",
+        component="deployment-controller",
+    )

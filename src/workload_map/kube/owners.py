@@ -120,6 +120,21 @@ def owned_by(
     return owner_in(obj, lambda uid: uid == root_uid, lookup, max_depth=max_depth) is not None
 
 
+def under_covered_kind(
+    obj: KubeObject,
+    covered: Callable[[OwnerReference], bool],
+    lookup: OwnerLookup | None,
+    *,
+    on_error: LookupErrorHandler | None = None,
+) -> bool:
+    """Whether a controller up ``obj``'s chain is of a kind ``covered`` accepts: then ``obj``
+    is part of that workload, not a workload of its own (a Deployment's pods through their
+    ReplicaSet, a JobSet's Jobs). The climb stops at the first covered reference without
+    reading it; ``get --all-types`` and the server's list both keep only objects where this is
+    false."""
+    return any(covered(step.ref) for step in climb(obj, lookup, on_error=on_error, until=covered))
+
+
 def index_by_owner(
     objs: Iterable[KubeObject], owner_uids: set[str], lookup: OwnerLookup | None
 ) -> dict[str, list[KubeObject]]:

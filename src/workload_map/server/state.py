@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from workload_map.cluster.client import KubeClient
     from workload_map.cluster.discovery import APIResource, Discovery
     from workload_map.cluster.kubeconfig import ClusterConfig
+    from workload_map.cluster.owners import OwnerLookup
     from workload_map.definitions_source import DefinitionEntry, DefinitionSet
     from workload_map.resolve.compiled import CompiledDefinition
 
@@ -39,6 +40,8 @@ __all__ = ["ClusterState", "TypeRef", "WorkloadEvent"]
 log = logging.getLogger(__name__)
 
 PODS_KEY = "Pod.v1"
+#: Seconds one owner cache serves the requests (see :meth:`ClusterState.owner_lookup`).
+OWNER_CACHE_TTL = 60.0
 
 #: (event type: "added" | "modified" | "deleted", type key, object)
 WorkloadEvent = tuple[str, str, dict[str, Any]]
@@ -141,6 +144,8 @@ class ClusterState:
         self._closed = False
         self.started = threading.Event()
         self.start_error: str | None = None
+        self._owners: OwnerLookup | None = None
+        self._owners_at = 0.0
 
     # ------------------------------------------------------------------------------ definitions
 
@@ -326,6 +331,19 @@ class ClusterState:
             on_update=updated,
             on_delete=lambda p: emit("deleted", p),
         )
+
+    def owner_lookup(self) -> OwnerLookup:
+        """Owners between workloads and their pods (ReplicaSets, Jobs...), fetched once and shared
+        by the requests of :data:`OWNER_CACHE_TTL` seconds: a list climbs every pod's chain, and
+        owner references do not change under a live object."""
+        from workload_map.cluster.owners import make_owner_lookup
+
+        with self._lock:
+            now = time.monotonic()
+            if self._owners is None or now - self._owners_at > OWNER_CACHE_TTL:
+                self._owners = make_owner_lookup(self.client, self.discovery)
+                self._owners_at = now
+            return self._owners
 
     def informer(self, t: TypeRef, *, wait: bool = True) -> Informer:
         inf = self._informer(t.key, t.resource.path(None), t.resource.qualified_name)

@@ -206,21 +206,20 @@ def decode_continue(token: str, query: Query) -> int:
     return offset
 
 
-def _owned_by_covered(obj: Mapping[str, Any], covered: set[tuple[str, str]]) -> bool:
-    from workload_map.kube.objects import controller_ref, split_api_version
+def _covered_ref(covered: set[tuple[str, str]]) -> Callable[[Mapping[str, Any]], bool]:
+    from workload_map.kube.objects import group_of
 
-    ref = controller_ref(obj)
-    if ref is None:
-        return False
-    group, _ = split_api_version(str(ref.get("apiVersion") or ""))
-    return (group, str(ref.get("kind") or "")) in covered
+    def is_covered(ref: Mapping[str, Any]) -> bool:
+        return (group_of(ref.get("apiVersion")), str(ref.get("kind") or "")) in covered
+
+    return is_covered
 
 
 def list_workloads(
     state: ClusterState, reviewer: AccessReviewer, user: User, query: Query
 ) -> tuple[list[Obj], list[str]]:
     """Every matching workload the user may list, as rows (unsorted), and warnings."""
-    from workload_map.cluster.owners import make_owner_lookup
+    from workload_map.kube.owners import under_covered_kind
     from workload_map.views.filters import SelectorError, parse_selector
 
     try:
@@ -229,6 +228,12 @@ def list_workloads(
         raise HttpError(400, "invalid_request", f"invalid labelSelector: {exc}") from exc
     types = select_types(state, query.types)
     covered = {(t.resource.group, t.resource.kind) for t in state.all_types().values()}
+    is_covered = _covered_ref(covered)
+    lookup = state.owner_lookup()
+
+    def ignore(_ref: Mapping[str, Any], _exc: Exception) -> None:
+        """An owner the server cannot read leaves the object a row of its own."""
+
     wanted_ns = set(query.namespaces)
     warnings: list[str] = []
     picked: list[tuple[TypeRef, Obj]] = []
@@ -243,8 +248,8 @@ def list_workloads(
             labels = _meta(obj).get("labels")
             if not match_labels(labels if isinstance(labels, Mapping) else {}):
                 continue
-            if not query.types and _owned_by_covered(obj, covered):
-                continue  # part of a bigger workload (a pod of a JobSet): that one is the row
+            if not query.types and under_covered_kind(obj, is_covered, lookup, on_error=ignore):
+                continue  # part of a bigger workload (a Deployment's pod): that one is the row
             by_ns.setdefault(ns, []).append(obj)
         for ns, objs in by_ns.items():
             if visible(reviewer, user, t, ns):
@@ -263,7 +268,6 @@ def list_workloads(
     pods_index: dict[str, list[Mapping[str, Any]]] | None = None
     pod_ns_ok: set[str] = set()
     if picked:
-        lookup = make_owner_lookup(state.client, state.discovery)
         pod_ns_ok = {ns for ns in namespaces if may_list_pods(reviewer, user, ns)}
         pods_index = pods_by_workload(state, reviewer, user, pod_ns_ok, uids, lookup)
         if namespaces - pod_ns_ok:

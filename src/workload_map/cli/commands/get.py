@@ -38,7 +38,7 @@ from workload_map.cli.errors import CommandError, NoDefinitionError, WorkloadNot
 from workload_map.cli.live import echo_no_definition
 from workload_map.cli.main import State, get_state
 from workload_map.kube.objects import controller_ref, group_of
-from workload_map.kube.owners import climb, index_by_owner
+from workload_map.kube.owners import index_by_owner, under_covered_kind
 from workload_map.views import filters
 
 if TYPE_CHECKING:
@@ -542,7 +542,7 @@ def _top_level(r: Row, covered: set[tuple[str, str]], lookup: Any, session: Sess
     def is_covered(ref: Mapping[str, Any]) -> bool:
         return _group_kind(ref) in covered
 
-    return not any(is_covered(step.ref) for step in climb(start, lookup, on_error=warn, until=is_covered))
+    return not under_covered_kind(start, is_covered, lookup, on_error=warn)
 
 
 # --- watch ---------------------------------------------------------------------------------------------
@@ -557,6 +557,13 @@ class WatchTarget:
 
     rt: ResolvedType
     resource_version: str
+
+
+@dataclass(frozen=True)
+class WatchEnded:
+    """A type whose watch failed: said on stderr, the other types go on."""
+
+    message: str
 
 
 def _watch_type(
@@ -672,8 +679,10 @@ def _watch(
     import threading
 
     deadline = None if timeout is None else time.monotonic() + timeout
-    events: queue.Queue[tuple[str, WatchTarget, dict[str, Any]] | BaseException | None] = queue.Queue(
-        WATCH_QUEUE
+    from workload_map.errors import WorkloadMapError
+
+    events: queue.Queue[tuple[str, WatchTarget, dict[str, Any]] | WatchEnded | BaseException | None] = (
+        queue.Queue(WATCH_QUEUE)
     )
 
     def run(target: WatchTarget) -> None:
@@ -689,6 +698,9 @@ def _watch(
                 emit=lambda ev, obj: events.put((ev, target, obj)),
             )
             events.put(None)
+        except WorkloadMapError as exc:
+            # One type's watch failing (its CRD deleted, access revoked) ends that type only.
+            events.put(WatchEnded(f"stopped watching {target.rt.kind}: {exc}"))
         except BaseException as exc:  # shown by the main thread
             events.put(exc)
 
@@ -702,6 +714,10 @@ def _watch(
             item = events.get()
             if item is None:
                 running -= 1
+                continue
+            if isinstance(item, WatchEnded):
+                running -= 1
+                click.echo(f"warning: {item.message}", err=True)
                 continue
             if isinstance(item, BaseException):
                 raise item

@@ -4,6 +4,7 @@ import { h } from "./util.js";
 import * as workloads from "./workloads.js";
 import * as workload from "./workload.js";
 import * as definitions from "./definitions.js";
+import * as node from "./node.js";
 
 const main = document.getElementById("main");
 const banner = document.getElementById("banner");
@@ -16,6 +17,7 @@ export function parseRoute(hash = location.hash) {
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const params = Object.fromEntries(new URLSearchParams(qs || ""));
   if (parts[0] === "definitions") return { page: "definitions", params };
+  if (parts[0] === "node" && parts.length >= 2) return { page: "node", params: { ...params, name: parts[1] } };
   if (parts[0] === "workload" && parts.length >= 4) {
     const [, namespace, type, name] = parts;
     return { page: "workload", params: { ...params, namespace, type, name } };
@@ -29,11 +31,11 @@ function route() {
   cleanup = null;
   hideBanner();
   for (const a of document.querySelectorAll("[data-nav]")) {
-    const on = a.dataset.nav === page || (page === "workload" && a.dataset.nav === "workloads");
+    const on = a.dataset.nav === page || ((page === "workload" || page === "node") && a.dataset.nav === "workloads");
     if (on) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   main.replaceChildren();
-  const mod = page === "definitions" ? definitions : page === "workload" ? workload : workloads;
+  const mod = { definitions, workload, node }[page] || workloads;
   cleanup = mod.mount(main, params) || null;
   document.title = `${mod.title ? mod.title(params) : page} · Workload Map`;
 }

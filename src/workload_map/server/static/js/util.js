@@ -103,3 +103,52 @@ export function debounce(fn, ms) {
   let t;
   return (...args) => { clearTimeout(t); t = setTimeout(() => fn(...args), ms); };
 }
+
+/** kubectl describe's event AGE: "5m", or "2m (x7 over 10m)" for a repeated event. */
+export function eventAge(e, now = Date.now()) {
+  return e.count > 1 ? `${age(e.lastTimestamp, now)} (x${e.count} over ${age(e.firstTimestamp, now)})` : age(e.firstTimestamp, now);
+}
+
+// YAML scalars that would read back as something else unquoted (YAML 1.1 and 1.2 words, numbers).
+const YAML_WORDS = /^(true|false|yes|no|on|off|y|n|null|~)$/i;
+const YAML_NUMBER = /^[-+]?(\.?[0-9][0-9_]*(\.[0-9_]*)?([eE][-+]?[0-9]+)?|\.inf|\.nan|0x[0-9a-fA-F]+|0o[0-7]+)$/i;
+const YAML_PLAIN = /^[A-Za-z0-9_./][A-Za-z0-9_./@%+=:,() -]*$/;
+
+function yamlScalar(v) {
+  if (v === null || v === undefined) return "null";
+  if (typeof v === "boolean" || typeof v === "number") return String(v);
+  const s = String(v);
+  // A leading digit, sign or dot is quoted: numbers, timestamps and YAML 1.1 sexagesimals
+  // ("1:20") would otherwise read back as something other than a string.
+  const plain = s !== "" && YAML_PLAIN.test(s) && !/^[0-9+\-.]/.test(s) && !YAML_WORDS.test(s) && !YAML_NUMBER.test(s)
+    && !s.endsWith(" ") && !s.includes(": ") && !s.endsWith(":") && !s.includes(" #");
+  return plain ? s : JSON.stringify(s); // a JSON string is a valid double-quoted YAML scalar
+}
+
+/** A JSON value as block YAML (what `kubectl get -o yaml` shows; keys in the object's order). */
+export function toYaml(value, indent = "") {
+  const isObj = (x) => x !== null && typeof x === "object";
+  if (Array.isArray(value)) {
+    if (!value.length) return "[]";
+    return value.map((item) => {
+      if (isObj(item) && Object.keys(item).length) {
+        const inner = toYaml(item, `${indent}  `);
+        return `${indent}- ${inner.slice(indent.length + 2)}`;
+      }
+      return `${indent}- ${isObj(item) ? (Array.isArray(item) ? "[]" : "{}") : yamlScalar(item)}`;
+    }).join("\n");
+  }
+  if (isObj(value)) {
+    const keys = Object.keys(value);
+    if (!keys.length) return "{}";
+    return keys.map((k) => {
+      const v = value[k];
+      const key = yamlScalar(k);
+      if (isObj(v) && (Array.isArray(v) ? v.length : Object.keys(v).length)) {
+        return Array.isArray(v) ? `${indent}${key}:\n${toYaml(v, indent)}` : `${indent}${key}:\n${toYaml(v, `${indent}  `)}`;
+      }
+      return `${indent}${key}: ${isObj(v) ? (Array.isArray(v) ? "[]" : "{}") : yamlScalar(v)}`;
+    }).join("\n");
+  }
+  return `${indent}${yamlScalar(value)}`;
+}

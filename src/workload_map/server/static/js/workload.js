@@ -1,14 +1,14 @@
-// Workload page: header, vitals tiles, component graph, pods, resources table, unattributed pods.
+// Workload page: header, vitals tiles, why this phase, component graph, pods (linked to their
+// nodes), conditions, events, resources table, unattributed pods, labels/annotations and YAML.
 import { get, request, stream } from "./api.js";
-import { h, chips, cpuText, memText, age, debounce } from "./util.js";
+import { h, chips, cpuText, memText, age, eventAge, toYaml, debounce } from "./util.js";
 import { renderGraph } from "./graph.js";
 
 export const title = (p) => `${p.name} (${p.type})`;
 
-/** The API path of a workload; a cluster-scoped one (page namespace "_") has no namespace segment. */
-export // Why a pod is not ready: the scheduler's message, else each container that is not running
+// Why a pod is not ready: the scheduler's message, else each container that is not running
 // with its reason and last termination (an OOMKilled behind a CrashLoopBackOff), else the reason.
-function podWhy(p) {
+export function podWhy(p) {
   if (p.message) return p.message;
   const stuck = (p.containers || []).filter((c) => !c.ready && c.state !== "running");
   if (stuck.length) {
@@ -20,6 +20,7 @@ function podWhy(p) {
   return p.reason || "";
 }
 
+/** The API path of a workload; a cluster-scoped one (page namespace "_") has no namespace segment. */
 function detailPath(p) {
   const enc = encodeURIComponent;
   const tail = `/workloads/${enc(p.type)}/${enc(p.name)}`;
@@ -69,6 +70,77 @@ function tile(label, value, subText, id) {
   return h("div", { class: "tile panel", id }, h("div", { class: "label" }, label), h("div", { class: "value" }, value), subText ? h("div", { class: "sub" }, subText) : null);
 }
 
+const nodeLink = (node) => (node ? h("a", { href: `#/node/${encodeURIComponent(node)}`, class: "node-link" }, node) : "<none>");
+
+/** Why the workload is in its phase: the status rule behind each phase (wmap explain's words)
+ * and the components short of ready pods, with the pods holding them. */
+function whySection(v) {
+  const reasons = v.phaseReasons || [];
+  const waiting = v.waitingOn || [];
+  if (!reasons.length && !waiting.length) return null;
+  return h("section", { "aria-labelledby": "why-title", id: "why" }, h("h2", { id: "why-title" }, "Why this phase"),
+    h("div", { class: "panel why" },
+      reasons.length ? h("ul", { class: "reasons", id: "phase-reasons" }, reasons.map((r) => h("li", { "data-phase": r.phase },
+        chips([r.phase]), " ", h("span", { class: "muted" }, `${r.component} rule: `), h("code", null, r.rule)))) : null,
+      waiting.length ? h("div", { id: "waiting-on" }, h("h3", null, "Waiting on"), waiting.map((w) => h("div", { class: "holdup", "data-component": w.component },
+        h("p", null, h("strong", null, w.component), `: ${w.ready}/${w.desired} ready`, w.missingPods ? `, ${w.missingPods} not created` : ""),
+        w.pods.length ? h("ul", null, w.pods.map((p) => h("li", { "data-pod": p.name }, h("span", { class: "mono" }, p.name), " ",
+          h("strong", null, p.status), p.message ? ` — ${p.message}` : ""))) : null,
+        w.morePods ? h("p", { class: "muted" }, `… and ${w.morePods} more not ready`) : null))) : null));
+}
+
+function conditionsSection(v) {
+  const conds = v.conditions || [];
+  return h("section", { "aria-labelledby": "c-title" }, h("h2", { id: "c-title" }, `Conditions (${conds.length})`),
+    conds.length ? h("div", { class: "panel" }, h("table", { class: "simple", id: "conditions-table" },
+      h("thead", null, h("tr", null, ["Type", "Status", "Reason", "Age", "Message"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", null, conds.map((c) => h("tr", { "data-type": c.type },
+        h("td", null, c.type), h("td", null, c.status), h("td", null, c.reason || ""),
+        h("td", { title: c.lastTransitionTime || "" }, c.lastTransitionTime ? age(c.lastTransitionTime) : ""),
+        h("td", null, c.message || ""))))))
+      : h("p", { class: "muted" }, "The workload reports no conditions."));
+}
+
+function eventsSection(v) {
+  const events = v.events;
+  const body = events === null || events === undefined
+    ? h("p", { class: "muted" }, "Events are not shown: the user may not list events in this namespace.")
+    : events.length ? h("div", { class: "panel" }, h("table", { class: "simple", id: "events-table" },
+      h("thead", null, h("tr", null, ["Type", "Reason", "Age", "From", "Object", "Message"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", null, [...events].reverse().map((e) => h("tr", { class: e.type === "Warning" ? "warning" : "" },
+        h("td", null, e.type), h("td", null, e.reason), h("td", { title: e.lastTimestamp || "" }, eventAge(e)),
+        h("td", null, e.source), h("td", { class: "mono" }, e.object), h("td", null, e.message))))))
+      : h("p", { class: "muted" }, "No events.");
+  return h("section", { "aria-labelledby": "e-title" }, h("h2", { id: "e-title" }, `Events (${events ? events.length : 0})`), body);
+}
+
+function keyValues(id, map) {
+  const entries = Object.entries(map || {});
+  return entries.length
+    ? h("ul", { class: "kv", id }, entries.map(([k, val]) => h("li", null, h("span", { class: "mono key" }, k), "=", h("span", { class: "mono" }, val))))
+    : h("p", { class: "muted", id }, "none");
+}
+
+/** Labels and annotations, then the YAML of the workload and of its definition (read when opened). */
+function metadataSection(manifest, v) {
+  const meta = (manifest && manifest.metadata) || {};
+  const yamlBox = (id, label, load) => {
+    const pre = h("pre", { class: "yaml", id: `${id}-text` }, "Loading…");
+    const details = h("details", { id, ontoggle: async () => {
+      if (!details.open || details.dataset.loaded) return;
+      details.dataset.loaded = "1";
+      try { pre.textContent = toYaml(await load()); } catch (e) { pre.textContent = `${e.status ? `${e.status}: ` : ""}${e.message}`; }
+    } }, h("summary", null, label), pre);
+    return details;
+  };
+  return h("section", { "aria-labelledby": "m-title" }, h("h2", { id: "m-title" }, "Labels, annotations and YAML"),
+    h("div", { class: "panel meta-panel" },
+      h("h3", null, "Labels"), keyValues("labels-list", meta.labels),
+      h("h3", null, "Annotations"), keyValues("annotations-list", meta.annotations),
+      yamlBox("yaml-workload", `${v.kind} YAML`, async () => manifest),
+      yamlBox("yaml-definition", `Definition YAML (${v.definition})`, async () => (await get(`/workload-types/${encodeURIComponent(v.definition)}`)).karta)));
+}
+
 function podRows(view) {
   const out = [];
   for (const { c, path } of walk(view.components)) {
@@ -94,9 +166,10 @@ export function mount(root, params) {
   }
   async function load() {
     let view;
+    let manifest;
     try {
       if (!writes) await permissions();
-      view = await get(detailPath(params));
+      [view, manifest] = await Promise.all([get(detailPath(params)), get(`${detailPath(params)}/manifest`).catch(() => null)]);
     } catch (e) {
       if (!alive) return;
       body.replaceChildren(h("div", { class: "error-box", role: "alert" },
@@ -105,7 +178,7 @@ export function mount(root, params) {
       return;
     }
     if (!alive) return;
-    body.replaceChildren(...render(view));
+    body.replaceChildren(...render(view, manifest));
   }
 
   async function act(verb, button) {
@@ -120,7 +193,7 @@ export function mount(root, params) {
     }
   }
 
-  function render(v) {
+  function render(v, manifest) {
     const suspended = (v.phases || []).some((p) => p === "Suspended" || p === "Suspending");
     const why = !writes.suspendable ? "This type's definition has no suspend actions"
       : !writes.enabled ? "The server runs without --enable-writes" : "";
@@ -156,7 +229,7 @@ export function mount(root, params) {
       h("tbody", null, pods.length ? pods.map(({ p, component }) => h("tr", { "data-pod": p.name },
         h("td", { class: "mono" }, p.name), h("td", null, component), h("td", null, p.status || p.phase),
         h("td", null, p.ready ? "yes" : "no"), h("td", { class: "num" }, String(p.restarts || 0)),
-        h("td", null, podWhy(p)), h("td", null, p.node || "<none>"),
+        h("td", null, podWhy(p)), h("td", null, nodeLink(p.node)),
         h("td", { class: "num" }, String(p.resources?.gpus || 0))))
         : h("tr", null, h("td", { colspan: 8, class: "muted" }, "No pods."))));
 
@@ -173,13 +246,16 @@ export function mount(root, params) {
     const unSection = h("section", { "aria-labelledby": "u-title" }, h("h2", { id: "u-title" }, `Unattributed pods (${un.length})`),
       un.length ? h("div", { class: "panel" }, h("table", { class: "simple", id: "unattributed-table" },
         h("thead", null, h("tr", null, ["Pod", "Phase", "Node", "Reason"].map((t) => h("th", { scope: "col" }, t)))),
-        h("tbody", null, un.map((u) => h("tr", null, h("td", { class: "mono" }, u.name), h("td", null, u.phase || ""), h("td", null, u.node || "<none>"), h("td", null, u.reason))))))
+        h("tbody", null, un.map((u) => h("tr", null, h("td", { class: "mono" }, u.name), h("td", null, u.phase || ""), h("td", null, nodeLink(u.node)), h("td", null, u.reason))))))
         : h("p", { class: "muted" }, "Every pod is attributed to a component."));
 
-    return [header, tiles, graph,
+    return [header, tiles, whySection(v), graph,
       h("section", { "aria-labelledby": "p-title" }, h("h2", { id: "p-title" }, `Pods (${pods.length})`), h("div", { class: "panel" }, podTable)),
+      conditionsSection(v),
+      eventsSection(v),
       h("section", { "aria-labelledby": "r-title" }, h("h2", { id: "r-title" }, "Resources"), h("div", { class: "panel" }, resTable)),
-      unSection];
+      unSection,
+      metadataSection(manifest, v)].filter(Boolean);
   }
 
   load();

@@ -53,6 +53,9 @@ export function mount(root, params) {
     server: { type: params.type || "", namespace: params.namespace || "", labelSelector: params.labelSelector || "" },
     phase: params.phase || "",
     q: params.q || "",
+    error: "",
+    kindChars: 0,
+    namespaces: null, // every namespace, when the user may list them
     rowHeight: 35,
     loading: true,
     dirty: new Set(),
@@ -188,8 +191,17 @@ export function mount(root, params) {
     count.textContent = state.loading
       ? `Loading… ${total} workloads`
       : n === total ? `${total} workloads` : `${n} of ${total} workloads shown`;
-    message.hidden = !!n || state.loading;
-    message.textContent = total ? "No workload matches these filters." : "No workloads found.";
+    if (state.error) {
+      // An error (401, 403, unreachable API) is the answer: never "No workloads found." over it.
+      message.hidden = false;
+      message.className = "error-box";
+      message.textContent = state.error;
+    } else {
+      message.hidden = !!n || state.loading;
+      message.className = "empty";
+      message.textContent = total ? "No workload matches these filters." : "No workloads found.";
+    }
+    fitKindColumn();
     stats.rows = total; stats.shown = n; stats.renders++; stats.domRows = last - first;
     stats.lastRenderMs = performance.now() - t0;
     root.dataset.total = String(total);
@@ -211,7 +223,7 @@ export function mount(root, params) {
     const r = v.resources || {};
     const tr = h("tr", { "data-key": key, "aria-rowindex": i + 2, "data-phase": v.primaryPhase || "" },
       h("td", { title: v.name }, h("a", { href: workloadHref(v) }, v.name)),
-      h("td", { title: `${v.kind} (${v.apiVersion})` }, v.kind),
+      h("td", { title: `${v.kind} (${v.apiVersion})`, class: "kind" }, v.kind),
       h("td", { title: v.namespace || "" }, v.namespace || "—"),
       h("td", null, chips(v.phases)),
       h("td", { class: "num", title: compTitle }, `${ct.ready ?? "–"}/${ct.desired}`),
@@ -230,9 +242,28 @@ export function mount(root, params) {
   function remember(v) {
     state.rows.set(workloadKey(v), v);
   }
+  // Kind names are never cut off: the Kind column is as wide as the longest kind listed.
+  function fitKindColumn() {
+    let longest = 4;
+    for (const v of state.rows.values()) if (v.kind && v.kind.length > longest) longest = v.kind.length;
+    if (longest === state.kindChars) return;
+    state.kindChars = longest;
+    const th = headRow.querySelector('[data-col="kind"]');
+    if (th) th.style.width = `calc(${longest}ch + 28px)`;
+  }
+  // The namespace picker: every namespace when the user may list them (GET /namespaces), else
+  // the namespaces of the workloads the user could list.
+  async function loadNamespaces() {
+    try {
+      const res = await get("/namespaces");
+      if (res.source === "cluster") state.namespaces = res.items;
+    } catch { /* fall back to the rows' namespaces */ }
+    fillNamespaces();
+  }
   function fillNamespaces() {
-    const names = [...new Set([...state.rows.values()].map((v) => v.namespace).filter(Boolean))].sort();
+    const names = state.namespaces || [...new Set([...state.rows.values()].map((v) => v.namespace).filter(Boolean))].sort();
     nsList.replaceChildren(...names.map((n) => h("option", { value: n })));
+    nsList.dataset.source = state.namespaces ? "cluster" : "workloads";
   }
   async function loadTypes() {
     try {
@@ -254,6 +285,7 @@ export function mount(root, params) {
     listAbort = new AbortController();
     state.rows.clear();
     state.loading = true;
+    state.error = "";
     recompute();
     const t0 = performance.now();
     try {
@@ -277,9 +309,8 @@ export function mount(root, params) {
     return { type: state.server.type, namespace: state.server.namespace, labelSelector: state.server.labelSelector };
   }
   function showError(e) {
-    message.hidden = false;
-    message.className = "error-box";
-    message.textContent = `${e.status ? `${e.status}: ` : ""}${e.message}`;
+    state.error = `${e.status ? `${e.status}: ` : ""}${e.message}`;
+    recompute();
     count.textContent = "";
   }
   function watch() {
@@ -337,6 +368,7 @@ export function mount(root, params) {
   search.addEventListener("input", debounce(() => { state.q = search.value.trim(); syncUrl(); recompute(); }, 120));
 
   loadTypes();
+  loadNamespaces();
   load();
   return () => {
     listAbort.abort();

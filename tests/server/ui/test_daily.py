@@ -1,0 +1,204 @@
+# ruff: noqa: E501  (JavaScript snippets run in the browser)
+"""The web UI as a daily tool, in headless Chromium against ``wmap serve`` on the test API server:
+the workload page says why (the rule behind the phase, the pods holding it, conditions, events),
+shows labels, annotations and the YAML of the workload and of its definition, links pods to
+their node's page; the list never cuts a kind name off, its namespace picker offers the
+namespaces the user may list, and an authentication error is never shown as "No workloads
+found". Screenshots go to ``$WMAP_UI_SHOTS`` (docs/server.md shows them)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from tests.server.ui.conftest import ServeProcess
+from tests.server.ui.helpers import UI, check_screenshot
+from tests.support.cluster import TestCluster
+from tests.support.kube import KubeTestClient
+from tests.support.seed import SCHEDULING, stuck_deployment, stuck_events
+from tests.support.seed_catalog import seed_catalog_type
+
+pytestmark = pytest.mark.cluster
+
+LONG_KIND = "trainer-kubeflow-org-trainjob-v1alpha1"
+
+
+@pytest.fixture(scope="module")
+def daily(kube: KubeTestClient) -> dict[str, Any]:
+    ns = kube.create_namespace("wmap-daily")
+    kube.make_node("node-a", gpus=8)
+    dep, rs, pods = stuck_deployment(kube, ns)
+    kube.patch(dep, {"metadata": {"annotations": {"team.example.com/owner": "ml-platform"}}})
+    stuck_events(kube, dep, rs, pods)
+    seed_catalog_type(kube, "serving-kserve-io-llminferenceservice-v1alpha2", ns)  # LLMInferenceService
+    return {"ns": ns}
+
+
+@pytest.fixture
+def ui(browser: Any, serve: ServeProcess, shots: Path) -> UI:
+    return UI(browser, serve.url, shots)
+
+
+def _rest(serve: ServeProcess, cluster: TestCluster, path: str) -> Any:
+    r = httpx.get(
+        f"{serve.url}/api/v1{path}", headers={"Authorization": f"Bearer {cluster.token('admin')}"}, timeout=30
+    )
+    r.raise_for_status()
+    return r.json()
+
+
+def test_workload_page_says_why_and_shows_yaml(
+    ui: UI, daily: dict[str, Any], serve: ServeProcess, cluster: TestCluster
+) -> None:
+    ns = daily["ns"]
+    ui.open(f"/workload/{ns}/apps-deployment-v1/web", cluster.token("admin"))
+    ui.wait(lambda: ui.js("return !!document.querySelector('#events-table tbody tr')"), "events table")
+    detail = _rest(serve, cluster, f"/namespaces/{ns}/workloads/apps-deployment-v1/web")
+
+    reasons = ui.texts("#phase-reasons li")
+    assert [r.split(" ", 1)[0] for r in reasons] == [r["phase"] for r in detail["phaseReasons"]]
+    assert all(r["rule"] in text for r, text in zip(detail["phaseReasons"], reasons, strict=True))
+    held = {li.split()[0]: li for li in ui.texts("#waiting-on li")}
+    assert "CrashLoopBackOff" in held["web-5d9f7c-crash"]
+    assert held["web-5d9f7c-wait"].split()[1] == "Pending" and held["web-5d9f7c-wait"].endswith(SCHEDULING)
+    assert "1/3 ready" in ui.texts("#waiting-on .holdup p")[0]
+
+    conditions = [
+        row.split("\n")
+        for row in ui.js(
+            "return [...document.querySelectorAll('#conditions-table tbody tr')].map(r => [...r.cells].map(c => c.textContent).join('\\n'))"
+        )
+    ]
+    assert (
+        [(c[0], c[1], c[2]) for c in conditions]
+        == [(c["type"], c["status"], c["reason"]) for c in detail["conditions"]]
+        == [
+            ("Available", "False", "MinimumReplicasUnavailable"),
+            ("Progressing", "True", "ReplicaSetUpdated"),
+        ]
+    )
+    events = ui.js(
+        "return [...document.querySelectorAll('#events-table tbody tr')].map(r => [...r.cells].map(c => c.textContent))"
+    )
+    assert [e[1] for e in events] == [e["reason"] for e in reversed(detail["events"])]  # newest first
+    assert events[0][2].endswith("(x7 over 39m)") and events[0][4] == "Pod/web-5d9f7c-crash"
+
+    assert "app=web" in ui.texts("#labels-list li")
+    assert "team.example.com/owner=ml-platform" in ui.texts("#annotations-list li")
+    ui.js(
+        "document.querySelector('#yaml-workload').open = true; document.querySelector('#yaml-definition').open = true"
+    )
+    workload_yaml = ui.wait(
+        lambda: (
+            (t := ui.js("return document.getElementById('yaml-workload-text').textContent")) != "Loading…"
+            and t
+        ),
+        "workload YAML",
+    )
+    definition_yaml = ui.wait(
+        lambda: (
+            (t := ui.js("return document.getElementById('yaml-definition-text').textContent")) != "Loading…"
+            and t
+        ),
+        "definition YAML",
+    )
+    assert yaml.safe_load(workload_yaml) == _rest(
+        serve, cluster, f"/namespaces/{ns}/workloads/apps-deployment-v1/web/manifest"
+    )
+    assert (
+        yaml.safe_load(definition_yaml)
+        == _rest(serve, cluster, "/workload-types/apps-deployment-v1")["karta"]
+    )
+    ui.js(
+        "document.querySelector('#yaml-workload').open = false; document.querySelector('#yaml-definition').open = false; window.scrollTo(0, 0)"
+    )
+    check_screenshot(ui.screenshot("workload-why"))
+
+    link = ui.wait(
+        lambda: ui.js(
+            "return document.querySelector('#pods-table tr[data-pod=\"web-5d9f7c-crash\"] a.node-link')"
+        ),
+        "node link",
+    )
+    link.click()
+    ui.wait(
+        lambda: (
+            ui.js("return location.hash") == "#/node/node-a" and ui.texts("#node-pods tbody tr[data-pod]")
+        ),
+        "node page",
+    )
+    pods = ui.js(
+        "return [...document.querySelectorAll('#node-pods tbody tr[data-pod]')].map(r => [...r.cells].map(c => c.textContent))"
+    )
+    assert [ns, "web-5d9f7c-crash", "CrashLoopBackOff", "7"] in pods
+    assert ["nvidia.com/gpu", "8", "8"] in ui.js(
+        "return [...document.querySelectorAll('#node-resources tbody tr')].map(r => [...r.cells].map(c => c.textContent))"
+    )
+    assert ui.texts("#node-ready") == ["Ready"]
+    check_screenshot(ui.screenshot("node"))
+
+
+def test_list_shows_whole_kind_names_and_the_namespace_picker(
+    ui: UI, daily: dict[str, Any], cluster: TestCluster, tmp_path: Path
+) -> None:
+    ns = daily["ns"]
+    ui.open(f"/workloads?namespace={ns}", cluster.token("admin"))
+    ui.wait(lambda: "LLMInferenceService" in ui.texts("#workloads-table td.kind"), "LLMInferenceService row")
+    # One row per workload, the same rows as `wmap get --all-types`: no Pod rows for the pods a
+    # Deployment owns through its ReplicaSet, or for the LLMInferenceService's router pods.
+    from tests.cli.helpers import wmap
+
+    kc = cluster.write_kubeconfig(tmp_path / "kubeconfig", user="admin")
+    rc, out, err = wmap("get", "--all-types", "-n", ns, "-o", "name", "--kubeconfig", str(kc))
+    assert rc == 0, err
+    ui.wait(
+        lambda: ui.js("return document.getElementById('main').dataset.total") == str(len(out.split())),
+        "all rows",
+    )
+    shown = sorted(
+        zip(
+            ui.texts("#workloads-table td.kind"),
+            ui.texts("#workloads-table tbody tr[data-key] td:first-child"),
+            strict=True,
+        )
+    )
+    cli = sorted((line.split("/", 1)[0].split(".", 1)[0], line.split("/", 1)[1]) for line in out.split())
+    assert [(k.lower(), n) for k, n in shown] == cli, (shown, cli)
+    cut = ui.js(
+        "return [...document.querySelectorAll('#workloads-table td.kind')].filter(td => td.scrollWidth > td.clientWidth).map(td => td.textContent)"
+    )
+    assert cut == [], f"kind names cut off: {cut}"
+    theirs = subprocess.run(
+        ["kubectl", "--kubeconfig", str(kc), "get", "namespaces", "-o", "name"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.split()
+    options = ui.wait(
+        lambda: ui.js(
+            "return document.getElementById('ns-list').dataset.source === 'cluster' && [...document.querySelectorAll('#ns-list option')].map(o => o.value)"
+        ),
+        "namespace options",
+    )
+    assert sorted(options) == sorted(n.split("/", 1)[1] for n in theirs)
+    check_screenshot(ui.screenshot("workloads-list"))
+
+
+def test_an_authentication_error_is_never_no_workloads_found(ui: UI, daily: dict[str, Any]) -> None:
+    ui.open("/workloads", "not-a-valid-token")
+    ui.wait(
+        lambda: "401" in ui.js("return document.getElementById('wl-message').textContent"), "the 401 message"
+    )
+    ui.js(
+        "window.dispatchEvent(new Event('resize')); document.getElementById('wl-scroller').dispatchEvent(new Event('scroll'))"
+    )
+    ui.wait(lambda: ui.js("return !document.getElementById('wl-message').hidden"), "message still shown")
+    text = ui.js("return document.getElementById('wl-message').textContent")
+    assert "No workloads found" not in text and "401" in text
+    assert ui.js("return document.getElementById('banner').dataset.status") == "401"
