@@ -29,6 +29,7 @@ from workload_map.kube.owners import OwnerLookup
 from workload_map.server.auth import AccessReviewer, Authenticator, User
 from workload_map.server.errors import HttpError, error_body, from_cluster_error
 from workload_map.server.limits import BodyLimit, Limits, read_body
+from workload_map.server.local import LoopbackOnly
 from workload_map.server.openapi import DEFAULT_LIMIT, MAX_LIMIT, SORT_KEYS, openapi_document
 from workload_map.server.state import ClusterState, TypeRef
 from workload_map.server.workloads import (
@@ -62,6 +63,9 @@ class ServerSettings:
     pod_debounce: float = 0.2
     #: Request body, header, connection bounds (server/limits.py).
     limits: Limits = field(default_factory=Limits)
+    #: ``--local``: who a request without a token is (the server's own kubeconfig user,
+    #: server/local.py); ``None`` otherwise
+    local_user: User | None = None
 
 
 class JSON(Response):
@@ -156,7 +160,10 @@ class Api:
 
     # helpers
     def user(self, request: Request) -> User:
-        return self.authn.authenticate(request.headers.get("authorization"))
+        header = request.headers.get("authorization")
+        if not header and self.settings.local_user is not None:
+            return self.settings.local_user
+        return self.authn.authenticate(header)
 
     def writes(self, what: str) -> None:
         if not self.settings.enable_writes:
@@ -186,7 +193,8 @@ class Api:
 
     def whoami(self, request: Request) -> JSON:
         user = self.user(request)
-        return JSON({**user.to_dict(), "writesEnabled": self.settings.enable_writes})
+        local = self.settings.local_user is not None and not request.headers.get("authorization")
+        return JSON({**user.to_dict(), "writesEnabled": self.settings.enable_writes, "local": local})
 
     # workload types
     def may_read_kartas(self, user: User, verb: str) -> bool:
@@ -846,7 +854,10 @@ def create_app(state: ClusterState, settings: ServerSettings | None = None) -> S
         routes=routes,
         exception_handlers={HTTPException: not_found, Exception: internal},
         lifespan=lifespan,
-        middleware=[Middleware(BodyLimit, limit=settings.limits.max_body)],
+        middleware=[
+            *([Middleware(LoopbackOnly)] if settings.local_user is not None else []),
+            Middleware(BodyLimit, limit=settings.limits.max_body),
+        ],
     )
     app.state.api = api
     return app

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from workload_map.errors import ClusterError
+from workload_map.kube.objects import api_path
 from workload_map.server.errors import HttpError, from_cluster_error
 
 if TYPE_CHECKING:
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 __all__ = ["AccessReviewer", "Authenticator", "User"]
 
 TOKEN_REVIEW_PATH = "/apis/authentication.k8s.io/v1/tokenreviews"
-SAR_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+SSAR_PATH = api_path("authorization.k8s.io/v1", "selfsubjectaccessreviews")
+SAR_PATH = api_path("authorization.k8s.io/v1", "subjectaccessreviews")
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -62,6 +64,9 @@ class User:
     uid: str | None = None
     groups: tuple[str, ...] = ()
     extra: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: ``wmap serve --local``: the server's own kubeconfig identity, checked with
+    #: SelfSubjectAccessReviews (which every authenticated user may create).
+    self_review: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"username": self.username, "uid": self.uid, "groups": list(self.groups)}
@@ -158,7 +163,8 @@ class AccessReviewer:
         name: str = "",
         subresource: str = "",
     ) -> bool:
-        key: AccessKey = (user.username, user.groups, verb, group, resource, subresource, namespace, name)
+        who = "\x00self" if user.self_review else user.username
+        key: AccessKey = (who, user.groups, verb, group, resource, subresource, namespace, name)
         hit = self._cache.get(key)
         if hit is not None:
             return hit
@@ -169,21 +175,20 @@ class AccessReviewer:
             attrs["name"] = name
         if subresource:
             attrs["subresource"] = subresource
-        spec: dict[str, Any] = {
-            "user": user.username,
-            "groups": list(user.groups),
-            "resourceAttributes": attrs,
-        }
-        if user.uid:
-            spec["uid"] = user.uid
-        if user.extra:
-            spec["extra"] = {k: list(v) for k, v in user.extra.items()}
-        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec}
+        kind = "SelfSubjectAccessReview" if user.self_review else "SubjectAccessReview"
+        spec: dict[str, Any] = {"resourceAttributes": attrs}
+        if not user.self_review:
+            spec.update(user=user.username, groups=list(user.groups))
+            if user.uid:
+                spec["uid"] = user.uid
+            if user.extra:
+                spec["extra"] = {k: list(v) for k, v in user.extra.items()}
+        body = {"apiVersion": "authorization.k8s.io/v1", "kind": kind, "spec": spec}
         self.reviews += 1
         try:
-            review = self.client.create(SAR_PATH, body)
+            review = self.client.create(SSAR_PATH if user.self_review else SAR_PATH, body)
         except ClusterError as exc:
-            raise from_cluster_error(exc, "SubjectAccessReview") from exc
+            raise from_cluster_error(exc, kind) from exc
         ok = bool((review.get("status") or {}).get("allowed"))
         self._cache.put(key, ok, self.ttl)
         return ok

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from workload_map.errors import (
@@ -57,3 +58,13 @@ def from_cluster_error(exc: WorkloadMapError, what: str) -> HttpError:
     if isinstance(exc, ConnectionFailedError):
         return HttpError(502, "cluster_error", f"{what}: cannot reach the Kubernetes API: {exc}")
     return HttpError(502, "cluster_error", f"{what}: {exc}")
+
+
+async def send_error(send: Callable[[dict[str, Any]], Awaitable[None]], error: HttpError) -> None:
+    """Answer with ``error`` from ASGI middleware (before any route runs)."""
+    import orjson
+
+    body = orjson.dumps(error.body())
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": error.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

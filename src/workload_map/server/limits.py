@@ -13,11 +13,10 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from workload_map.server.errors import HttpError
+from workload_map.server.errors import HttpError, send_error
 
 
 @dataclass(frozen=True)
@@ -56,10 +55,11 @@ class BodyLimit:
                 try:
                     declared = int(value)
                 except ValueError:
-                    await _reply(send, HttpError(400, "invalid_request", "Content-Length is not a number"))
+                    bad = HttpError(400, "invalid_request", "Content-Length is not a number")
+                    await send_error(send, bad)
                     return
         if declared is not None and declared > self.limit:
-            await _reply(send, _too_large(self.limit))
+            await send_error(send, _too_large(self.limit))
             return
         seen = 0
 
@@ -73,13 +73,6 @@ class BodyLimit:
             return message
 
         await self.app(scope, bounded_receive, send)
-
-
-async def _reply(send: Send, error: HttpError) -> None:
-    body = orjson.dumps(error.body())
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": error.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 async def read_body(request: Any, limits: Limits) -> bytes:

@@ -202,3 +202,31 @@ def test_an_authentication_error_is_never_no_workloads_found(ui: UI, daily: dict
     text = ui.js("return document.getElementById('wl-message').textContent")
     assert "No workloads found" not in text and "401" in text
     assert ui.js("return document.getElementById('banner').dataset.status") == "401"
+
+
+@pytest.fixture(scope="module")
+def local_serve(cluster: TestCluster, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from tests.support.processes import start_wmap
+
+    tmp = tmp_path_factory.mktemp("ui-local")
+    cert = cluster.issue_client_cert("ui-local-admin", groups=["system:masters"])
+    kc = cluster.write_kubeconfig(tmp / "kubeconfig", user="ui-local-admin", client_cert=cert)
+    with start_wmap("serve", ["--local"], tmp / "serve.log", kubeconfig=kc) as proc:
+        yield proc
+
+
+def test_local_serve_needs_no_token(
+    browser: Any, local_serve: Any, shots: Path, daily: dict[str, Any]
+) -> None:
+    ui = UI(browser, local_serve.url, shots)
+    ui.open(f"/workloads?namespace={daily['ns']}", None)
+    ui.wait(
+        lambda: ui.js("return document.getElementById('auth-state').dataset.local") == "1", "local sign-in"
+    )
+    assert ui.texts("#auth-state") == ["ui-local-admin in context wmap-test (local)"]
+    ui.wait(
+        lambda: "web" in ui.texts("#workloads-table tbody tr[data-key] td:first-child"),
+        "rows without a token",
+    )
+    assert ui.js("return document.getElementById('banner').hidden")
+    check_screenshot(ui.screenshot("local"))

@@ -8,12 +8,17 @@ Server dependencies (Starlette, uvicorn) are imported only when this command run
 from __future__ import annotations
 
 import socket
+from typing import TYPE_CHECKING
 
 import click
 
 from workload_map.cli.common import Session, connection_options
 from workload_map.cli.errors import CommandError
 from workload_map.cli.main import get_state
+
+if TYPE_CHECKING:
+    from workload_map.cluster.kubeconfig import ClusterConfig
+    from workload_map.server.auth import User
 
 
 def _split_listen(listen: str) -> tuple[str, int]:
@@ -40,18 +45,40 @@ def _split_listen(listen: str) -> tuple[str, int]:
     is_flag=True,
     help="Allow registering/deleting types and suspend/resume (still subject to the caller's RBAC).",
 )
+@click.option(
+    "--local",
+    is_flag=True,
+    help="For your own machine: serve loopback only, and requests without a token act as your "
+    "kubeconfig user (the UI needs no token then).",
+)
 @click.option("--log-level", default="info", show_default=True, help="debug, info, warning or error.")
 @connection_options
 def command(
-    listen: str, tls_cert: str | None, tls_key: str | None, enable_writes: bool, log_level: str
+    listen: str, tls_cert: str | None, tls_key: str | None, enable_writes: bool, local: bool, log_level: str
 ) -> None:
     """Serve /api/v1 (workload types, workloads, suspend/resume, pod groups, placement, live
     events), /healthz, /readyz and /openapi.json. Every /api request needs
     "Authorization: Bearer <token>"; the token is checked with a TokenReview and each action
-    with a SubjectAccessReview as that user."""
+    with a SubjectAccessReview as that user. With --local, requests from this machine without a
+    token act as the kubeconfig user (checked with SelfSubjectAccessReviews).
+
+    \b
+    Examples:
+      wmap serve --local                      # http://127.0.0.1:8080, as you
+      wmap serve --listen :8080 --enable-writes --tls-cert c.pem --tls-key k.pem
+    """
     if bool(tls_cert) != bool(tls_key):
         raise click.UsageError("--tls-cert and --tls-key go together")
     host, port = _split_listen(listen)
+    if local:
+        from workload_map.server.local import is_loopback_host
+
+        host = host or "127.0.0.1"
+        if not is_loopback_host(host):
+            raise click.UsageError(
+                f'--local serves your kubeconfig credentials, so it listens on loopback only, not "{host}" '
+                "(use --listen 127.0.0.1:PORT or localhost:PORT)"
+            )
     try:
         import uvicorn
 
@@ -77,14 +104,16 @@ def command(
         local_entries(local_paths)  # a bad file stops here, with its name, before anything listens
     session = Session(cli_state)
     config = session.cluster_config()
+    local_user = _local_user(config) if local else None
     listener = _bind(host, port)
     configure_logging(level)
     state = ClusterState(config, local_paths=local_paths)
-    settings = ServerSettings(enable_writes=enable_writes)
+    settings = ServerSettings(enable_writes=enable_writes, local_user=local_user)
     app = create_app(state, settings)
     click.echo(
         f"wmap serve: listening on {'https' if tls_cert else 'http'}://{host}:{listener.getsockname()[1]} "
         f"(API server {config.server}; writes {'enabled' if enable_writes else 'disabled'}"
+        + (f"; local: requests without a token act as {local_user.username}" if local_user else "")
         + (f"; definitions from {', '.join(local_paths)}" if local_paths else "")
         + ")",
         err=True,
@@ -101,6 +130,16 @@ def command(
         )
     )
     server.run(sockets=[listener])
+
+
+def _local_user(config: ClusterConfig) -> User:
+    """Who ``--local`` requests without a token are: the kubeconfig's user, named as the
+    kubeconfig names it (its groups are the API server's business: permissions are checked with
+    SelfSubjectAccessReviews made with the same credentials)."""
+    from workload_map.server.auth import User
+
+    context = f" in context {config.context}" if config.context else ""
+    return User(username=f"{config.user_name or 'kubeconfig user'}{context}", self_review=True)
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -1,5 +1,5 @@
 // Router (hash based), token dialog and the API error banner.
-import { getToken, setToken } from "./api.js";
+import { BASE, getToken, setToken } from "./api.js";
 import { h } from "./util.js";
 import * as workloads from "./workloads.js";
 import * as workload from "./workload.js";
@@ -43,7 +43,21 @@ function route() {
 function authState() {
   const el = document.getElementById("auth-state");
   el.textContent = getToken() ? "token set" : "no token";
+  el.dataset.local = "";
   document.getElementById("auth-button").textContent = getToken() ? "Change token" : "Set token";
+  if (!getToken()) {
+    // `wmap serve --local` answers without a token, as the kubeconfig's user.
+    fetch(`${BASE}/whoami`, { headers: { Accept: "application/json" } })
+      .then((r) => (r.ok ? r.json() : null))
+      .then((who) => {
+        if (who && who.local && !getToken()) {
+          el.textContent = `${who.username} (local)`;
+          el.dataset.local = "1";
+          document.getElementById("auth-button").textContent = "Use a token";
+        }
+      })
+      .catch(() => {});
+  }
 }
 
 export function openTokenDialog() {
