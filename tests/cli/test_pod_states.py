@@ -346,3 +346,53 @@ def test_container_details_and_scheduling_message() -> None:
         ("fetch", True, "CrashLoopBackOff"),
         ("main", False, "PodInitializing"),
     ]
+
+
+def test_readiness_gates_as_kubectl_wide_prints_them(
+    cluster: TestCluster, kube: KubeTestClient, namespace: str, tmp_path: Path
+) -> None:
+    """READINESS GATES of ``kubectl get pods -o wide`` (satisfied/total, ``<none>`` without
+    gates), and the gate named as the reason a pod with ready containers is not ready."""
+    from workload_map.kube.podstatus import not_ready_message, readiness_gates
+
+    gates = ["target-health.example.com/lb", "example.com/warm"]
+    made = {}
+    for name, warm in (("gated-half", "False"), ("gated-all", "True"), ("no-gates", None)):
+        spec: dict[str, Any] = {"containers": [{"name": "main", "image": "x"}], "nodeName": "n1"}
+        conds = _conds(ready=warm == "True")
+        if warm is not None:
+            spec["readinessGates"] = [{"conditionType": g} for g in gates]
+            conds += [
+                {"type": gates[0], "status": "True", "lastTransitionTime": NOW},
+                {"type": gates[1], "status": warm, "lastTransitionTime": NOW},
+            ]
+        pod = kube.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": spec,
+            }
+        )
+        pod["status"] = {
+            "phase": "Running",
+            "conditions": conds,
+            "startTime": NOW,
+            "containerStatuses": [_status("main", _running(), ready=True)],
+        }
+        made[name] = kube.update_status(pod)
+    kc = cluster.write_kubeconfig(tmp_path / "kc", user="admin")
+    out = subprocess.run(
+        ["kubectl", "--kubeconfig", str(kc), "get", "pods", "-n", namespace, "-o", "wide"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    lines = out.splitlines()
+    col = lines[0].index("READINESS GATES")
+    printed = {ln.split()[0]: ln[col:].split()[0] for ln in lines[1:]}
+    ours = {n: (f"{r}/{t}" if t else "<none>") for n, p in made.items() for r, t, _ in [readiness_gates(p)]}
+    assert ours == printed == {"gated-half": "1/2", "gated-all": "2/2", "no-gates": "<none>"}
+    assert not_ready_message(made["gated-half"]) == "readiness gate example.com/warm not True"
+    assert not_ready_message(made["gated-all"]) is None and not_ready_message(made["no-gates"]) is None

@@ -196,3 +196,27 @@ def scheduling_message(pod: Mapping[str, Any]) -> str | None:
     if _str(cond.get("status")) == "False" and _str(cond.get("message")):
         return str(cond["message"])
     return None
+
+
+def readiness_gates(pod: Mapping[str, Any]) -> tuple[int, int, tuple[str, ...]]:
+    """``(satisfied, total, unsatisfied condition types)`` of the pod's ``spec.readinessGates``:
+    kubectl's READINESS GATES column (``1/2``) counts a gate satisfied when the pod has a
+    condition of that type with status ``True``."""
+    gates = [_str(g.get("conditionType")) for g in _list(_map(pod.get("spec")).get("readinessGates"))]
+    gates = [g for g in gates if g]
+    conds = _conditions(_map(pod.get("status")))
+    unsatisfied = tuple(g for g in gates if _str(conds.get(g, {}).get("status")) != "True")
+    return len(gates) - len(unsatisfied), len(gates), unsatisfied
+
+
+def not_ready_message(pod: Mapping[str, Any]) -> str | None:
+    """Why a pod is not ready in one line: the scheduler's message, else the readiness gates that
+    hold a pod whose containers are ready (``readiness gate target-health... is not True``)."""
+    message = scheduling_message(pod)
+    if message:
+        return message
+    _, _, unsatisfied = readiness_gates(pod)
+    if unsatisfied and all(c.ready for c in containers(pod) if not c.init):
+        words = ", ".join(unsatisfied)
+        return f"readiness gate{'s' if len(unsatisfied) > 1 else ''} {words} not True"
+    return None

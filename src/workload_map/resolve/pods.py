@@ -29,7 +29,13 @@ from typing import Any
 
 from workload_map.errors import ResolveError
 from workload_map.kube.owners import MAX_OWNER_DEPTH, OwnerLookup, owned_by
-from workload_map.kube.podstatus import ContainerState, containers, scheduling_message, status_and_restarts
+from workload_map.kube.podstatus import (
+    ContainerState,
+    containers,
+    not_ready_message,
+    readiness_gates,
+    status_and_restarts,
+)
 from workload_map.resolve._podquery import (
     PodQueryError,
     has_type_selector,
@@ -108,8 +114,10 @@ class PodInfo:
     #: kubectl's STATUS (``CrashLoopBackOff``, ``Init:0/2``...) and RESTARTS (kube.podstatus)
     status: str = ""
     restarts: int = 0
-    #: the scheduler's message for a pod it could not place
+    #: why it is not ready: the scheduler's message, or the readiness gates holding it
     message: str | None = None
+    #: kubectl's READINESS GATES (``1/2``), ``None`` when the pod has none
+    readiness_gates: str | None = None
     containers: tuple[ContainerState, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -127,6 +135,7 @@ class PodInfo:
             "status": self.status,
             "restarts": self.restarts,
             "message": self.message,
+            "readinessGates": self.readiness_gates,
             "containers": [c.to_dict() for c in self.containers],
         }
 
@@ -271,6 +280,11 @@ def pod_status(pod: Mapping[str, Any]) -> tuple[str | None, bool, str | None, st
     return _str(status.get("phase")), ready, reason, _str(spec.get("nodeName"))
 
 
+def _gates_text(pod: Mapping[str, Any]) -> str | None:
+    ready, total, _ = readiness_gates(pod)
+    return f"{ready}/{total}" if total else None
+
+
 def _pod_resources(pod: Mapping[str, Any]) -> ResourceTotals:
     try:
         return pod_spec_totals(pod.get("spec"))
@@ -363,8 +377,9 @@ def attribute_pods(
             resources=_pod_resources(pod),
             status=shown,
             restarts=restart_count,
-            message=scheduling_message(pod),
+            message=not_ready_message(pod),
             containers=containers(pod),
+            readiness_gates=_gates_text(pod),
         )
         buckets.setdefault((component, instance), []).append(info)
     result: dict[str, ComponentPods] = {}

@@ -183,6 +183,8 @@ class PodView:
     restarts: int = 0
     message: str | None = None
     containers: tuple[ContainerState, ...] = ()
+    #: kubectl's READINESS GATES (``1/2``); ``None`` without gates
+    readiness_gates: str | None = None
 
     @property
     def unhealthy(self) -> bool:
@@ -198,6 +200,8 @@ class PodView:
             out["message"] = self.message
         if self.containers:
             out["containers"] = [c.to_dict() for c in self.containers]
+        if self.readiness_gates:
+            out["readinessGates"] = self.readiness_gates
         out["resources"] = self.resources.to_dict()
         return out
 
@@ -413,6 +417,7 @@ def _pod_view(p: PodInfo) -> PodView:
         p.restarts,
         p.message,
         p.containers,
+        p.readiness_gates,
     )
 
 
