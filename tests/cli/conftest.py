@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cluster import TestCluster
+
 DATA = Path(__file__).parent / "data"
 
 
@@ -33,3 +35,9 @@ def bundled_catalog(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.delenv(registry.CATALOG_DIR_ENV, raising=False)
     registry.reset()
+
+
+@pytest.fixture
+def kc(cluster: TestCluster, tmp_path: Path) -> str:
+    """An admin kubeconfig for the test cluster (tests needing more override it)."""
+    return str(cluster.write_kubeconfig(tmp_path / "kubeconfig", user="admin"))

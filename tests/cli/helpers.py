@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import subprocess
 from typing import Any
 
 import click
@@ -22,6 +23,18 @@ def wmap(*args: str, input: str | None = None) -> tuple[int, str, str]:
         click.Command("wrap", callback=entry), [], input=input, catch_exceptions=False
     )
     return holder["rc"], result.stdout, result.stderr
+
+
+def kubectl(kc: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``kubectl --kubeconfig KC ARGS`` (the real kubectl the tests compare with), not checked."""
+    return subprocess.run(["kubectl", "--kubeconfig", kc, *args], capture_output=True, text=True, timeout=60)
+
+
+def kubectl_out(kc: str, *args: str) -> str:
+    """The stdout of a kubectl run that must succeed."""
+    done = kubectl(kc, *args)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def container(name: str, gpus: int, cpu: str = "4", memory: str = "16Gi") -> dict[str, Any]:

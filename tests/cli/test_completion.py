@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient
 from tests.support.seed import create_deployment_tree, create_jobset_tree
 
@@ -25,11 +24,6 @@ pytestmark = [
 ]
 
 BIN = Path(sys.executable).parent
-
-
-@pytest.fixture
-def kc(cluster: TestCluster, tmp_path: Path) -> str:
-    return str(cluster.write_kubeconfig(tmp_path / "kubeconfig", user="admin"))
 
 
 def _env(kc: str) -> dict[str, str]:

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import wmap
-from tests.support.cluster import TestCluster
+from tests.cli.helpers import kubectl_out, wmap
 from tests.support.kube import KubeTestClient
 from tests.support.seed import SCHEDULING, seed_event, stuck_deployment, stuck_events
 
@@ -23,17 +20,6 @@ pytestmark = [
     pytest.mark.usefixtures("bundled_catalog"),
     pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed"),
 ]
-
-
-@pytest.fixture
-def kc(cluster: TestCluster, tmp_path: Path) -> str:
-    return str(cluster.write_kubeconfig(tmp_path / "kubeconfig", user="admin"))
-
-
-def _kubectl(kc: str, *args: str) -> str:
-    return subprocess.run(
-        ["kubectl", "--kubeconfig", kc, *args], capture_output=True, text=True, timeout=60, check=True
-    ).stdout
 
 
 def _events_rows(text: str) -> list[list[str]]:
@@ -75,7 +61,7 @@ def test_events_match_kubectl_describe_per_object(kube: KubeTestClient, namespac
         ("rs", "web-5d9f7c"),
         ("deploy", "web"),
     ):
-        theirs[name] = _events_rows(_kubectl(kc, "describe", kind, name, "-n", namespace))
+        theirs[name] = _events_rows(kubectl_out(kc, "describe", kind, name, "-n", namespace))
     objects = {
         "web-5d9f7c-crash": "Pod",
         "web-5d9f7c-wait": "Pod",
@@ -93,7 +79,7 @@ def test_events_match_kubectl_describe_per_object(kube: KubeTestClient, namespac
 
     rc, out, _ = wmap("describe", "deploy/web", "-n", namespace, "--show-events=false", "--kubeconfig", kc)
     assert "Events:" not in out
-    assert "Events:" not in _kubectl(
+    assert "Events:" not in kubectl_out(
         kc, "describe", "pod", "web-5d9f7c-crash", "-n", namespace, "--show-events=false"
     )
     rc, out, _ = wmap("describe", "deploy/web", "-n", namespace, "-o", "json", "--kubeconfig", kc)
@@ -106,7 +92,7 @@ def test_conditions_and_the_pods_holding_the_workload(kube: KubeTestClient, name
     rc, out, err = wmap("describe", "deploy/web", "-n", namespace, "--kubeconfig", kc)
     assert rc == 0, err
     lines = out.splitlines()
-    kubectl_conditions = _kubectl(kc, "describe", "deploy", "web", "-n", namespace)
+    kubectl_conditions = kubectl_out(kc, "describe", "deploy", "web", "-n", namespace)
     k = kubectl_conditions.splitlines()
     start = next(i for i, ln in enumerate(k) if ln.startswith("Conditions:"))
     theirs = [ln.split()[:3] for ln in k[start + 3 : start + 5]]
@@ -129,7 +115,8 @@ def test_conditions_and_the_pods_holding_the_workload(kube: KubeTestClient, name
     held = out[out.index("Waiting on:") :]
     assert "deployment: 1/3 ready" in held
     pod_status = {
-        ln.split()[0]: ln.split()[2] for ln in _kubectl(kc, "get", "pods", "-n", namespace).splitlines()[1:]
+        ln.split()[0]: ln.split()[2]
+        for ln in kubectl_out(kc, "get", "pods", "-n", namespace).splitlines()[1:]
     }
     crash = next(ln for ln in held.splitlines() if "web-5d9f7c-crash" in ln)
     wait = next(ln for ln in held.splitlines() if "web-5d9f7c-wait" in ln)

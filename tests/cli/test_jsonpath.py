@@ -22,9 +22,8 @@ from typing import Any
 
 import pytest
 
-from tests.cli.helpers import wmap
-from tests.support.cluster import TestCluster
-from tests.support.crds import install_crds
+from tests.cli.helpers import kubectl, wmap
+from tests.support.crds import install_crds, schemaless_crd
 from tests.support.kube import KubeTestClient
 from tests.support.seed import create_deployment_tree, create_jobset_tree
 from workload_map.views.jsonpath import JSONPathExecutionError, JSONPathParseError, parse
@@ -34,31 +33,7 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed"),
 ]
 
-DOCUMENT_CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "documents.jsonpath.test.wmap.io"},
-    "spec": {
-        "group": "jsonpath.test.wmap.io",
-        "scope": "Namespaced",
-        "names": {
-            "plural": "documents",
-            "singular": "document",
-            "kind": "Document",
-            "listKind": "DocumentList",
-        },
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                },
-            }
-        ],
-    },
-}
+DOCUMENT_CRD = schemaless_crd("jsonpath.test.wmap.io", "Document", "documents")
 
 #: Templates over real objects: fields, indexes, slices, unions, filters, ranges (nested, empty,
 #: unterminated), literals, recursive descent, wildcards, and the errors of each.
@@ -116,15 +91,6 @@ OBJECT_TEMPLATES = [
 ]
 
 
-@pytest.fixture
-def kc(cluster: TestCluster, tmp_path: Path) -> str:
-    return str(cluster.write_kubeconfig(tmp_path / "kubeconfig", user="admin"))
-
-
-def _kubectl(kc: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["kubectl", "--kubeconfig", kc, *args], capture_output=True, text=True, timeout=60)
-
-
 def _ours(template: str, data: Any) -> tuple[int, str]:
     try:
         return 0, parse(template).render(data)
@@ -152,10 +118,10 @@ def test_engine_prints_what_kubectl_prints(
     _js, pods = create_jobset_tree(kube, "train", namespace, (("leader", 1), ("workers", 2)))
     create_deployment_tree(kube, "web", namespace, replicas=2)
     args = ["get", target[0], *([pods[0]["metadata"]["name"]] if len(target) > 1 else []), "-n", namespace]
-    data = json.loads(_kubectl(kc, *args, "-o", "json", "--show-managed-fields").stdout)
+    data = json.loads(kubectl(kc, *args, "-o", "json", "--show-managed-fields").stdout)
     failures = []
     for template in OBJECT_TEMPLATES:
-        k = _kubectl(kc, *args, "-o", f"jsonpath={template}")
+        k = kubectl(kc, *args, "-o", f"jsonpath={template}")
         theirs = k.stdout if k.returncode == 0 else _first_part(k.stderr)
         rc, ours = _ours(template, data)
         if rc == 1:
@@ -199,7 +165,7 @@ def test_wmap_jsonpath_equals_kubectl_and_jq_on_the_view_documents(
         meta = {"name": f"d{i:03d}", "namespace": store}
         kube.create({"apiVersion": "jsonpath.test.wmap.io/v1", "kind": "Document", "metadata": meta, **body})
     for template in VIEW_TEMPLATES:
-        k = _kubectl(kc, "get", "documents.jsonpath.test.wmap.io", "-n", store, "-o", f"jsonpath={template}")
+        k = kubectl(kc, "get", "documents.jsonpath.test.wmap.io", "-n", store, "-o", f"jsonpath={template}")
         rc, out, err = wmap(
             "get", "jobsets", "-n", namespace, "-o", f"jsonpath={template}", "--kubeconfig", kc
         )
@@ -238,10 +204,10 @@ def test_jsonpath_file_as_json_and_template_errors(
         "get", "jobset/one", "-n", namespace, "-o", "jsonpath-as-json={.name}", "--kubeconfig", kc
     )
     assert (rc, out) == (0, '[\n    "one"\n]\n'), err
-    theirs = _kubectl(kc, "get", "jobsets", "-n", namespace, "-o", "jsonpath={.items[0").stderr.strip()
+    theirs = kubectl(kc, "get", "jobsets", "-n", namespace, "-o", "jsonpath={.items[0").stderr.strip()
     rc, out, err = wmap("get", "jobsets", "-n", namespace, "-o", "jsonpath={.items[0", "--kubeconfig", kc)
     assert rc == 2 and out == "" and theirs in err
-    theirs = _kubectl(kc, "get", "jobsets", "-n", namespace, "-o", "jsonpath=").stderr.strip()
+    theirs = kubectl(kc, "get", "jobsets", "-n", namespace, "-o", "jsonpath=").stderr.strip()
     rc, out, err = wmap("get", "jobsets", "-n", namespace, "-o", "jsonpath=", "--kubeconfig", kc)
     assert rc == 2 and theirs in err
     rc, out, err = wmap("get", "jobsets", "-n", namespace, "-o", f"jsonpath-file={tmp_path / 'nope'}")

@@ -5,13 +5,11 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import wmap
-from tests.support.cluster import TestCluster
+from tests.cli.helpers import kubectl_out, wmap
 from tests.support.kube import KubeTestClient
 from tests.support.seed import create_deployment_tree, create_jobset_tree, create_statefulset_tree
 
@@ -19,17 +17,6 @@ pytestmark = [
     pytest.mark.cluster,
     pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed"),
 ]
-
-
-@pytest.fixture
-def kc(cluster: TestCluster, tmp_path: Path) -> str:
-    return str(cluster.write_kubeconfig(tmp_path / "kubeconfig", user="admin"))
-
-
-def _kubectl(kc: str, *args: str) -> str:
-    return subprocess.run(
-        ["kubectl", "--kubeconfig", kc, *args], capture_output=True, text=True, timeout=60, check=True
-    ).stdout
 
 
 @pytest.fixture
@@ -43,14 +30,14 @@ def seeded(kube: KubeTestClient, namespace: str) -> str:
 
 @pytest.mark.usefixtures("bundled_catalog")
 @pytest.mark.parametrize("word", ["jobsets", "deploy", "sts"])
-def test_output_name_as_kubectl(word: str, seeded: str, kc: str) -> None:
-    expected = _kubectl(kc, "get", word, "-n", seeded, "-o", "name").split()
+def test_output_name_askubectl_out(word: str, seeded: str, kc: str) -> None:
+    expected = kubectl_out(kc, "get", word, "-n", seeded, "-o", "name").split()
     rc, out, err = wmap("get", word, "-n", seeded, "-o", "name", "--kubeconfig", kc)
     assert rc == 0, err
     assert sorted(out.split()) == sorted(expected) and expected  # ours is newest first, kubectl by name
     one = expected[0].split("/", 1)[1]
     rc, out, _ = wmap("get", word, one, "-n", seeded, "-o", "name", "--kubeconfig", kc)
-    assert out.split() == _kubectl(kc, "get", word, one, "-n", seeded, "-o", "name").split()
+    assert out.split() == kubectl_out(kc, "get", word, one, "-n", seeded, "-o", "name").split()
 
 
 @pytest.mark.usefixtures("bundled_catalog")
@@ -63,7 +50,7 @@ def test_no_headers(seeded: str, kc: str) -> None:
     rows = out.splitlines()
     assert with_header[0].startswith("NAME") and not rows[0].startswith("NAME")
     assert [r.split()[0] for r in rows] == [r.split()[0] for r in with_header[1:]]
-    kubectl_rows = _kubectl(kc, "get", "jobsets", "-n", seeded, "--no-headers").splitlines()
+    kubectl_rows = kubectl_out(kc, "get", "jobsets", "-n", seeded, "--no-headers").splitlines()
     assert len(rows) == len(kubectl_rows) == 2
 
 
@@ -99,7 +86,7 @@ def test_namespace_column_only_across_namespaces(word: str, seeded: str, kc: str
     """kubectl prints NAMESPACE, as the first column, only with -A."""
     for extra in ([], ["-A"]):
         args = extra if extra else ["-n", seeded]
-        theirs = _kubectl(kc, "get", word, *args).splitlines()[0].split()
+        theirs = kubectl_out(kc, "get", word, *args).splitlines()[0].split()
         rc, out, err = wmap("get", word, *args, "--kubeconfig", kc)
         assert rc == 0, err
         ours = out.splitlines()[0].split()
@@ -107,7 +94,7 @@ def test_namespace_column_only_across_namespaces(word: str, seeded: str, kc: str
 
 
 @pytest.mark.usefixtures("bundled_catalog")
-def test_label_columns_and_show_labels_as_kubectl(kube: KubeTestClient, namespace: str, kc: str) -> None:
+def test_label_columns_and_show_labels_askubectl_out(kube: KubeTestClient, namespace: str, kc: str) -> None:
     """-L adds one column per key, named by the key's last segment in capitals, empty where the
     label is missing; --show-labels adds LABELS, sorted k=v or <none>: as kubectl prints them."""
     from tests.support.seed import deployment_chain
@@ -142,7 +129,7 @@ def test_label_columns_and_show_labels_as_kubectl(kube: KubeTestClient, namespac
         (["-L", "app", "-L", "tier"], 2),
         (["--show-labels"], 1),
     ):
-        theirs = table(_kubectl(kc, "get", "deploy", "-n", namespace, *args), keep)
+        theirs = table(kubectl_out(kc, "get", "deploy", "-n", namespace, *args), keep)
         rc, out, err = wmap("get", "deploy", "-n", namespace, *args, "--kubeconfig", kc)
         assert rc == 0, err
         assert table(out, keep) == theirs, args
@@ -152,8 +139,8 @@ def test_label_columns_and_show_labels_as_kubectl(kube: KubeTestClient, namespac
 @pytest.mark.parametrize(
     "fields", ["metadata.name=alpha", "metadata.name!=alpha", "metadata.namespace!=default"]
 )
-def test_field_selector_selects_as_kubectl(fields: str, seeded: str, kc: str) -> None:
-    theirs = _kubectl(kc, "get", "jobsets", "-n", seeded, "--field-selector", fields, "-o", "name").split()
+def test_field_selector_selects_askubectl_out(fields: str, seeded: str, kc: str) -> None:
+    theirs = kubectl_out(kc, "get", "jobsets", "-n", seeded, "--field-selector", fields, "-o", "name").split()
     rc, out, err = wmap(
         "get", "jobsets", "-n", seeded, "--field-selector", fields, "-o", "name", "--kubeconfig", kc
     )
@@ -169,7 +156,7 @@ def test_field_selector_the_server_refuses(seeded: str, kc: str) -> None:
 
 
 @pytest.mark.usefixtures("bundled_catalog")
-def test_sort_by_orders_as_kubectl(kube: KubeTestClient, namespace: str, kc: str) -> None:
+def test_sort_by_orders_askubectl_out(kube: KubeTestClient, namespace: str, kc: str) -> None:
     """--sort-by takes a path into the view model; sorted by the same field, the order is
     kubectl's (names: .name here, .metadata.name there; numbers numerically)."""
     from tests.support.seed import deployment_chain
@@ -180,7 +167,7 @@ def test_sort_by_orders_as_kubectl(kube: KubeTestClient, namespace: str, kc: str
         (".name", ".metadata.name"),
         ("{.components[0].desired}", ".spec.replicas"),
     ):
-        theirs = _kubectl(
+        theirs = kubectl_out(
             kc, "get", "deploy", "-n", namespace, "--sort-by", theirs_path, "-o", "name"
         ).split()
         rc, out, err = wmap(
@@ -193,14 +180,14 @@ def test_sort_by_orders_as_kubectl(kube: KubeTestClient, namespace: str, kc: str
 
 
 @pytest.mark.usefixtures("bundled_catalog")
-def test_custom_columns_as_kubectl(kube: KubeTestClient, namespace: str, kc: str, tmp_path: Path) -> None:
+def test_custom_columns_askubectl_out(kube: KubeTestClient, namespace: str, kc: str, tmp_path: Path) -> None:
     """-o custom-columns over the view model: the same cells as kubectl's custom columns over the
     same fields (name, replicas, a label, a missing field as <none>), inline and from a file."""
     from tests.support.seed import deployment_chain
 
     for name, replicas in (("web", 3), ("api", 1)):
         deployment_chain(kube, name, namespace, {"app": name}, replicas=replicas, gpus=0)
-    theirs = _kubectl(
+    theirs = kubectl_out(
         kc, "get", "deploy", "-n", namespace, "--sort-by", ".metadata.name",
         "-o", "custom-columns=N:.metadata.name,R:.spec.replicas,A:.metadata.labels.app,X:.spec.nope",
     )  # fmt: skip

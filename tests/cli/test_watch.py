@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import wmap
-from tests.support.cluster import TestCluster
+from tests.cli.helpers import kubectl, wmap
 from tests.support.kube import KubeTestClient
 from tests.support.seed import create_deployment_tree, create_jobset_tree, create_statefulset_tree
 
@@ -25,15 +24,6 @@ pytestmark = [
     pytest.mark.usefixtures("bundled_catalog"),
     pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed"),
 ]
-
-
-@pytest.fixture
-def kc(cluster: TestCluster, tmp_path: Path) -> str:
-    return str(cluster.write_kubeconfig(tmp_path / "kubeconfig", user="admin"))
-
-
-def _kubectl(kc: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["kubectl", "--kubeconfig", kc, *args], capture_output=True, text=True, timeout=60)
 
 
 def _spawn(argv: list[str], *, kubectl: bool = False) -> subprocess.Popen[str]:
@@ -66,7 +56,7 @@ def test_comma_separated_types_select_what_kubectl_selects(
     create_deployment_tree(kube, "web", namespace, replicas=1)
     create_statefulset_tree(kube, "db", namespace, replicas=1)
     create_jobset_tree(kube, "train", namespace, (("leader", 1),))
-    theirs = _kubectl(kc, "get", "deploy,sts,jobsets", "-n", namespace, "-o", "name").stdout.split()
+    theirs = kubectl(kc, "get", "deploy,sts,jobsets", "-n", namespace, "-o", "name").stdout.split()
     rc, out, err = wmap("get", "deploy,sts,jobsets", "-n", namespace, "-o", "name", "--kubeconfig", kc)
     assert rc == 0, err
     assert sorted(out.split()) == sorted(theirs) and len(theirs) == 3
@@ -88,7 +78,7 @@ def test_comma_types_with_a_name_print_what_exists_then_fail(
     """kubectl prints the objects it found and an error for each type without the name (exit
     non-zero); wmap does the same with its not-found code."""
     create_deployment_tree(kube, "web", namespace, replicas=1)
-    k = _kubectl(kc, "get", "deploy,sts", "web", "-n", namespace, "-o", "name")
+    k = kubectl(kc, "get", "deploy,sts", "web", "-n", namespace, "-o", "name")
     assert k.returncode != 0 and k.stdout.split() == ["deployment.apps/web"]
     rc, out, err = wmap("get", "deploy,sts", "web", "-n", namespace, "-o", "name", "--kubeconfig", kc)
     assert (rc, out.split()) == (3, ["deployment.apps/web"])
@@ -107,7 +97,7 @@ def test_watch_all_types_across_namespaces_with_watch_events(
     other = kube.create_namespace("wmap-w")
     dep = create_deployment_tree(kube, "web", namespace, replicas=1)[0]
     js, _ = create_jobset_tree(kube, "train", other, (("leader", 1),))
-    header = _kubectl(kc, "get", "deploy", "-A", "-w", "--output-watch-events", "--request-timeout=2s")
+    header = kubectl(kc, "get", "deploy", "-A", "-w", "--output-watch-events", "--request-timeout=2s")
     kubectl_header = header.stdout.splitlines()[0].split()
     proc = _spawn(
         [
@@ -193,9 +183,9 @@ def test_ctrl_c_ends_a_watch_quietly_with_kubectls_code(
     create_jobset_tree(kube, "train", namespace, (("leader", 1),))
     codes = []
     errors = []
-    for kubectl in (True, False):
+    for theirs in (True, False):
         argv = ["get", "jobsets", "-n", namespace, "-w", "--kubeconfig", kc]
-        proc = _spawn(argv, kubectl=kubectl)
+        proc = _spawn(argv, kubectl=theirs)
         try:
             assert _first_line(proc).split()[0] == "NAME"
             time.sleep(1)
@@ -219,29 +209,10 @@ def test_one_type_failing_does_not_end_the_others(
 
     import yaml
 
-    from tests.support.crds import install_crds
+    from tests.support.crds import install_crds, schemaless_crd
 
     group = f"w{secrets.token_hex(3)}.example.com"
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"gadgets.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                    },
-                }
-            ],
-        },
-    }
+    crd = schemaless_crd(group, "Gadget", "gadgets")
     karta = {
         "apiVersion": "run.ai/v1alpha1",
         "kind": "Karta",

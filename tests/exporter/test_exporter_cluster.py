@@ -196,26 +196,7 @@ def test_namespace_scoped_and_crd_installed_later(
     exporter_factory: Factory, kube: KubeTestClient, namespace: str, tmp_path: Path
 ) -> None:
     group = f"t{secrets.token_hex(4)}.wmap.test"
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"widgets.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                    },
-                }
-            ],
-        },
-    }
+    crd = crds.schemaless_crd(group, "Widget", "widgets")
     definition = f"""apiVersion: run.ai/v1alpha1
 kind: Karta
 metadata:

@@ -306,3 +306,38 @@ def remove_karta_crd(client: KubeTestClient, *, timeout: float = 30.0) -> None:
 
     client.wait_until(gone, timeout=timeout)
     client.forget_discovery(KARTA_API_VERSION)
+
+
+def schemaless_crd(
+    group: str, kind: str, plural: str, *, version: str = "v1", short_names: Sequence[str] = ()
+) -> dict[str, Any]:
+    """A namespaced CRD that keeps any field (``x-kubernetes-preserve-unknown-fields``): a
+    stand-in for a framework whose CRD the corpus lacks, or a throwaway type for one test."""
+    names: dict[str, Any] = {
+        "plural": plural,
+        "singular": kind.lower(),
+        "kind": kind,
+        "listKind": f"{kind}List",
+    }
+    if short_names:
+        names["shortNames"] = list(short_names)
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": names,
+            "versions": [
+                {
+                    "name": version,
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                }
+            ],
+        },
+    }

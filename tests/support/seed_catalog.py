@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from tests.support.crds import schemaless_crd
 from tests.support.kube import KubeApiError, KubeTestClient, owner_reference
 from tests.support.seed import (
     deployment_chain,
@@ -552,32 +553,13 @@ def build_dynamo_grove(kube: KubeTestClient, dgd: Obj) -> Pods:
 
 #: A stand-in for Dynamo's DynamoComponentDeployment CRD, which the corpus does not hold: only the
 #: object's identity matters for the owner chain (DGD -> DCD -> Deployment/LWS).
-DCD_CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "dynamocomponentdeployments.nvidia.com"},
-    "spec": {
-        "group": "nvidia.com",
-        "scope": "Namespaced",
-        "names": {
-            "plural": "dynamocomponentdeployments",
-            "singular": "dynamocomponentdeployment",
-            "kind": "DynamoComponentDeployment",
-            "listKind": "DynamoComponentDeploymentList",
-            "shortNames": ["dcd"],
-        },
-        "versions": [
-            {
-                "name": "v1alpha1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                },
-            }
-        ],
-    },
-}
+DCD_CRD = schemaless_crd(
+    "nvidia.com",
+    "DynamoComponentDeployment",
+    "dynamocomponentdeployments",
+    version="v1alpha1",
+    short_names=("dcd",),
+)
 
 
 def build_dynamo_components(kube: KubeTestClient, dgd: Obj) -> Pods:

@@ -699,18 +699,13 @@ def _go_json(value: JSONValue, indent: str | None = None, level: int = 0) -> str
 
 
 def go_text(value: JSONValue) -> str:
-    """One value as kubectl's jsonpath prints it."""
-    if isinstance(value, (Mapping, list)):
-        return _go_json(value)
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(int(value))
+    """One value as kubectl's jsonpath prints it: strings raw, floats as Go's ``%v``, the rest
+    as Go's JSON (objects, lists, ``null``, booleans, integers)."""
+    if isinstance(value, str):
+        return value
     if isinstance(value, float):
         return _go_float(value)
-    return str(value)
+    return _go_json(value)
 
 
 # --- the template -----------------------------------------------------------------------------------
