@@ -12,8 +12,8 @@ import pytest
 
 from tests.catalog.crdmap import CRD_FILES, schemas_for
 from tests.catalog.lifecycle import LC, catalog_definition, load_fixture
+from workload_map.cases import check_case
 from workload_map.lint.objects import validate_object
-from workload_map.resolve import resolve
 from workload_map.resolve.gangs import group_pod
 
 pytestmark = pytest.mark.corpus  # reads the framework CRDs (tests/catalog/crdmap.py)
@@ -35,37 +35,11 @@ def test_object_valid_against_crd_schema(path: Path) -> None:
 
 @pytest.mark.parametrize("path", FIXTURES, ids=IDS)
 def test_resolves_to_expected(path: Path) -> None:
-    data = load_fixture(path)
-    expect = data["expect"]
-    w = resolve(catalog_definition(path.parent.name), data["object"])
-    if "phases" in expect:
-        assert [p.value for p in w.status.phases] == expect["phases"]
-    for comp, instances in (expect.get("components") or {}).items():
-        got = {i.id: i.desired_replicas for i in w.components[comp].instances}
-        assert got == {str(k): v for k, v in instances.items()}, comp
-    if "gpus" in expect:
-        assert w.resources.gpus == expect["gpus"]
-
-
-@pytest.mark.parametrize("path", FIXTURES, ids=IDS)
-def test_gangs_match(path: Path) -> None:
-    data = load_fixture(path)
-    obj = data["object"]
-    karta = catalog_definition(path.parent.name)
-    gs = karta.spec.optimization_instructions.gang_scheduling
-    if gs is not None and gs.expressions is not None:
-        # These fixtures hold what the Karta gang format gives (KAI's Karta plugin, placement);
-        # the native-plugin values of the expressions are checked in tests/kai.
-        oi = karta.spec.optimization_instructions.model_copy(
-            update={"gang_scheduling": gs.model_copy(update={"expressions": None})}
-        )
-        karta = karta.model_copy(
-            update={"spec": karta.spec.model_copy(update={"optimization_instructions": oi})}
-        )
-    for gang in data["expect"].get("gangs") or ():
-        plan = group_pod(karta, obj, gang["pod"])
-        assert plan.name == f"pg-{obj['metadata']['uid']}-{gang['name_suffix']}"
-        assert plan.min_available == gang["min_member"]
+    """Phases, replicas per component and instance, GPUs and KAI's PodGroups, checked by the
+    same code ``wmap test`` runs (workload_map.cases)."""
+    result = check_case(catalog_definition(path.parent.name), path.name, load_fixture(path))
+    assert result.passed, "\n".join(d.text() for d in result.differences)
+    assert result.checks >= 2  # every fixture pins at least its phases and its replicas
 
 
 @pytest.fixture(scope="module")

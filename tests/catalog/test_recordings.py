@@ -28,15 +28,12 @@ import pytest
 import yaml
 
 from tests.support.apiserver_binary import shared_dir
+from workload_map.cases import deviation
 from workload_map.catalog import get_definition
 from workload_map.resolve import resolve
 
 RECORDINGS = shared_dir() / "upstream-recordings"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "catalog.md"
-ACCEPTED: dict[str, frozenset[str]] = {
-    "Undefined": frozenset({"Initializing", "Resuming", "Suspending"}),
-    "Suspended": frozenset({"Resuming"}),
-}
 
 pytestmark = pytest.mark.corpus  # skipped with the summary line of tests/conftest.py when absent
 
@@ -65,18 +62,6 @@ def _phases(obj: dict[str, Any]) -> tuple[set[str], str]:
     return {p.value for p in workload.status.phases}, workload.status.primary_phase.value
 
 
-def _verdict(recorded: str, phases: set[str]) -> str | None:
-    """None when ``phases`` agree with ``recorded``; else the accepted deviation's name, or "wrong"."""
-    if phases == {recorded}:
-        return None
-    allowed = ACCEPTED.get(recorded, frozenset())
-    if recorded == "Undefined" and phases and phases <= allowed:
-        return "Undefined"
-    if recorded == "Suspended" and phases <= {"Suspended"} | allowed and phases & allowed:
-        return "Suspended"
-    return "wrong"
-
-
 def test_the_corpus_is_complete() -> None:
     # SOURCES.md: 49 recordings, 253 STATE events. A partial copy would make the replay weaker.
     assert len(_files()) == 49
@@ -87,7 +72,7 @@ def test_the_corpus_is_complete() -> None:
 def test_recorded_state_is_ours(path: str, index: int, event: dict[str, Any]) -> None:
     phases, primary = _phases(event["object"])
     recorded = event["state"]
-    assert _verdict(recorded, phases) != "wrong", (
+    assert deviation(recorded, phases) != "wrong", (
         f"recorded {recorded}, ours {sorted(phases)} (primary {primary})"
     )
 
@@ -109,7 +94,7 @@ def test_every_accepted_deviation_is_documented_per_definition() -> None:
     for _path, _index, event in EVENTS:
         obj = event["object"]
         phases, _ = _phases(obj)
-        if _verdict(event["state"], phases) is not None:
+        if deviation(event["state"], phases) is not None:
             definition = get_definition(obj["apiVersion"], obj["kind"]).metadata.name
             ours = ", ".join(sorted(phases - {event["state"]}))
             seen[(definition, event["state"], ours)] += 1

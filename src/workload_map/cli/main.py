@@ -59,6 +59,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "List the Karta definitions in use, or print one (NAME).",
     ),
     "explain": ("workload_map.cli.commands.explain", "Explain one definition in words (KIND or NAME)."),
+    "test": ("workload_map.cli.commands.test", "Run a definition against cases with expected results."),
     "serve": ("workload_map.cli.commands.serve", "Serve the Workload Map REST API (and web UI)."),
 }
 

@@ -1,0 +1,151 @@
+"""``wmap test DEFINITION CASE...``: run a definition against objects with expected results.
+
+DEFINITION is a Karta file, or any type word or definition name ``wmap explain`` accepts. Each
+CASE is a file (or a directory of ``*.yaml`` files) in the case format or the upstream recording
+format (:mod:`workload_map.cases`). Prints PASS/FAIL per case and the differences; exit 0 when
+every case passes, 1 when one fails, 2 for an unreadable file or one in neither format, 4 when
+no definition covers DEFINITION.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from workload_map.cli import exit_codes
+from workload_map.cli.common import (
+    Session,
+    connection_options,
+    output_option,
+    resolve_output,
+    type_word_error,
+)
+from workload_map.cli.completion_support import complete_definition
+from workload_map.cli.errors import CommandError
+from workload_map.cli.main import get_state
+from workload_map.errors import WorkloadMapError
+
+if TYPE_CHECKING:
+    from workload_map.cli.main import State
+    from workload_map.model.definition import Karta
+
+FORMATS = ("table", "json", "yaml")
+#: Case files read at most (a directory argument is expanded), and bytes per file.
+MAX_FILES = 10_000
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+
+def _case_files(args: tuple[str, ...]) -> list[Path]:
+    out: list[Path] = []
+    for arg in args:
+        path = Path(arg)
+        if path.is_dir():
+            out += sorted(p for p in path.rglob("*.y*ml") if p.is_file())
+        elif path.is_file():
+            out.append(path)
+        else:
+            raise click.UsageError(f"{arg}: no such file or directory")
+        if len(out) > MAX_FILES:
+            raise click.UsageError(f"more than {MAX_FILES} case files")
+    if not out:
+        raise click.UsageError("no case files (give files or directories holding *.yaml)")
+    return out
+
+
+def _read(path: Path) -> list[object]:
+    import yaml
+
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise CommandError(f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB", exit_codes.USAGE)
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        return [d for d in yaml.load_all(path.read_text(encoding="utf-8"), Loader=loader) if d is not None]
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise CommandError(f"{path}: {exc}", exit_codes.USAGE) from None
+
+
+@click.command(
+    "test",
+    short_help="Run a definition against cases with expected results.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.argument("definition", metavar="DEFINITION", shell_complete=complete_definition)
+@click.argument("cases", nargs=-1, required=True, metavar="CASE...", type=click.Path())
+@click.option(
+    "--match",
+    "rule",
+    type=click.Choice(["agree", "exact", "contains"]),
+    default="agree",
+    show_default=True,
+    help="Recordings: agree = the phases are the recorded state or an accepted stand-in for it "
+    "(docs/catalog.md); exact = only the recorded state; contains = upstream's rule, the state among them.",
+)
+@connection_options
+@output_option(FORMATS)
+def command(definition: str, cases: tuple[str, ...], rule: str) -> None:
+    """Resolve each case's object with DEFINITION (a Karta file, a definition name or a type
+    word) and compare with its expectations: phases, primary phase, replicas per component and
+    instance, pods claimed, GPUs, PodGroups. Upstream recordings (events of STATE) are replayed:
+    the phases matched must agree with each recorded state (--match).
+
+    \b
+    Examples:
+      wmap test my-widget.yaml cases/
+      wmap test pytorchjob recorded/running.yaml --match exact
+    """
+    from workload_map.cases import CaseError, check_file
+    from workload_map.views.machine import dump
+
+    state = get_state()
+    fmt = resolve_output(state, FORMATS)
+    karta, label = _definition(state, definition)
+    results = []
+    for path in _case_files(cases):
+        try:
+            results += check_file(karta, str(path), _read(path), rule=rule)
+        except CaseError as exc:
+            raise CommandError(str(exc), exit_codes.USAGE) from None
+    failed = [r for r in results if not r.passed]
+    if fmt in ("json", "yaml"):
+        doc = {
+            "definition": label,
+            "passed": len(results) - len(failed),
+            "failed": len(failed),
+            "results": [r.to_dict() for r in results],
+        }
+        click.echo(dump(doc, fmt), nl=False)
+    else:
+        for r in results:
+            click.echo(f"{'PASS' if r.passed else 'FAIL'}  {r.name}")
+            for d in r.differences:
+                click.echo(f"      {d.text()}")
+        checks = sum(r.checks for r in results)
+        click.echo(f"{label}: {len(results)} cases, {len(failed)} failed ({checks} checks)")
+    if failed:
+        raise click.exceptions.Exit(exit_codes.ERROR)
+
+
+def _definition(state: State, word: str) -> tuple[Karta, str]:
+    """The Karta to test: a file when ``word`` names one, else the merged set's definition."""
+    from workload_map.definitions_source import local_entries
+
+    if Path(word).is_file():
+        try:
+            entry = local_entries([word])[0]
+        except WorkloadMapError as exc:
+            raise CommandError(str(exc), exit_codes.USAGE) from exc
+        return entry.karta, f"{entry.name} ({word})"
+    from workload_map.type_words import resolve_word
+
+    session = Session(state)
+    try:
+        defs = session.definitions()
+    finally:
+        session.close()
+    try:
+        entry = resolve_word(defs, word).entry
+    except WorkloadMapError as exc:
+        raise type_word_error(exc) from exc
+    return entry.karta, entry.name
