@@ -60,6 +60,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "explain": ("workload_map.cli.commands.explain", "Explain one definition in words (KIND or NAME)."),
     "test": ("workload_map.cli.commands.test", "Run a definition against cases with expected results."),
+    "record": ("workload_map.cli.commands.record", "Record a live workload's states for wmap test."),
     "serve": ("workload_map.cli.commands.serve", "Serve the Workload Map REST API (and web UI)."),
 }
 
