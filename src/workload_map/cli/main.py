@@ -59,6 +59,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "List the Karta definitions in use, or print one (NAME).",
     ),
     "explain": ("workload_map.cli.commands.explain", "Explain one definition in words (KIND or NAME)."),
+    "generate": (
+        "workload_map.cli.commands.generate",
+        "Draft a Karta definition from a CRD (file or cluster).",
+    ),
     "test": ("workload_map.cli.commands.test", "Run a definition against cases with expected results."),
     "record": ("workload_map.cli.commands.record", "Record a live workload's states for wmap test."),
     "serve": ("workload_map.cli.commands.serve", "Serve the Workload Map REST API (and web UI)."),
