@@ -291,6 +291,8 @@ class DescribeView:
     holdups: tuple[Holdup, ...] = ()
     #: ``None``: events not read (file mode, ``--show-events=false``, not allowed)
     events: tuple[EventView, ...] | None = None
+    #: a generic reading (views.generic): kstatus's word and message behind the phase
+    reading: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = self.view.to_dict()
@@ -304,6 +306,8 @@ class DescribeView:
         out["phaseReasons"] = [r.to_dict() for r in self.phase_reasons]
         out["waitingOn"] = [h.to_dict() for h in self.holdups]
         out["events"] = None if self.events is None else [e.to_dict() for e in self.events]
+        if self.reading is not None:
+            out["reading"] = self.reading
         return out
 
 

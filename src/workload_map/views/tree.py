@@ -225,6 +225,8 @@ def render_describe(
         lines += columns(rows, pads=[2, 3, 3, 3])
     if not view.file_mode:
         lines += ["", f"Phase: {','.join(v.phases)}"]
+        if view.reading:
+            lines.append(f"  ({view.reading})")
     lines += why_lines(view, now)
     lines += ["", "Resources:"]
     lines += columns(resources_rows(view))

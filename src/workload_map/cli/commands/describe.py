@@ -53,10 +53,20 @@ FORMATS = ("table", "json", "yaml")
     metavar="[=true|false]",
     help="Show the Events of the workload, its child objects and its pods (as kubectl; default true).",
 )
+@click.option(
+    "--generic",
+    is_flag=True,
+    help="Read a type no definition covers generically (kstatus phase, pods from the owner chain).",
+)
 @connection_options
 @output_option(FORMATS)
 def command(
-    args: tuple[str, ...], file: str | None, pod_limit: int, component_limit: int, show_events: bool
+    args: tuple[str, ...],
+    file: str | None,
+    pod_limit: int,
+    component_limit: int,
+    show_events: bool,
+    generic: bool,
 ) -> None:
     """Show a workload's components (roles, instances), replicas, pods with phase and node, GPUs,
     its phase and a resources table.
@@ -89,7 +99,7 @@ def command(
         if name is None:
             raise click.UsageError("a NAME is required: give it as TYPE/NAME or as TYPE NAME")
         fmt = resolve_output(state, FORMATS)
-        _live(session, token, name, fmt, pod_limit, component_limit, show_events)
+        _live(session, token, name, fmt, pod_limit, component_limit, show_events, generic)
     finally:
         session.close()
 
@@ -121,7 +131,14 @@ def _file_mode(session: Session, path: str, fmt: str, pod_limit: int, component_
 
 
 def _live(
-    session: Session, token: str, name: str, fmt: str, pod_limit: int, component_limit: int, show_events: bool
+    session: Session,
+    token: str,
+    name: str,
+    fmt: str,
+    pod_limit: int,
+    component_limit: int,
+    show_events: bool,
+    generic: bool = False,
 ) -> None:
     from workload_map import messages
     from workload_map.cluster.owners import OwnerLookup, make_owner_lookup
@@ -132,6 +149,11 @@ def _live(
     try:
         rt = session.resolve_type(token)
     except NoDefinitionError:
+        if generic:
+            from workload_map.cli.generic import generic_detail
+
+            _emit(generic_detail(session, token, name), fmt, pod_limit, component_limit)
+            return
         if fmt in ("json", "yaml"):
             echo_no_definition(fmt, token=token)
         raise

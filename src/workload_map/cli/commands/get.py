@@ -72,7 +72,8 @@ def parse_phases(values: Sequence[str]) -> set[str]:
 class Row:
     view: WorkloadView
     obj: dict[str, Any] | None
-    compiled: CompiledDefinition
+    #: ``None`` for a generic row (no definition covers its type)
+    compiled: CompiledDefinition | None
     owner: Mapping[str, Any] | None = None
 
 
@@ -303,7 +304,7 @@ def _add_pods(session: Session, rows: list[Row], all_namespaces: bool, namespace
         session.state.warn(messages.owners_not_readable(denied))
     out: list[Row] = []
     for r in rows:
-        if r.obj is None or r.view.uid is None or r.view.error is not None:
+        if r.obj is None or r.compiled is None or r.view.uid is None or r.view.error is not None:
             out.append(r)
             continue
         evaluate = functools.partial(_with_pods, r.compiled, r.obj, by_uid.get(r.view.uid, []))
@@ -350,6 +351,8 @@ class ListOptions:
     jsonpath: Template | None = None
     #: ``--output-watch-events``: print each change with its event type (ADDED/MODIFIED/DELETED)
     watch_events: bool = False
+    #: ``--generic``: a type no definition covers is read generically (kstatus, owned pods)
+    generic: bool = False
 
 
 def _print(
@@ -781,6 +784,12 @@ def _watch(
 )
 @click.option("--watch-timeout", type=float, default=None, hidden=True)
 @click.option(
+    "--generic",
+    is_flag=True,
+    help="Read a type no definition covers generically: phase by kstatus's rules, pods and requests "
+    "from the owner chain (rows say definition generic).",
+)
+@click.option(
     "--output-watch-events",
     "watch_events",
     is_flag=True,
@@ -820,6 +829,7 @@ def command(
     watch: bool,
     watch_timeout: float | None,
     watch_events: bool,
+    generic: bool,
     no_headers: bool,
     show_labels: bool,
     label_columns: tuple[str, ...],
@@ -862,6 +872,7 @@ def command(
                 field_selector=field_selector,
                 sort_by=sort_steps,
                 watch_events=watch_events,
+                generic=generic,
             ),
         )
     finally:
@@ -983,6 +994,29 @@ def _run(
         try:
             types = _types_given(session, token)
         except NoDefinitionError:
+            if table.generic and "," not in token and name is None and not watch:
+                from workload_map.cli.generic import generic_rows
+
+                rows = [
+                    Row(v, None, None)
+                    for v in generic_rows(
+                        session, token, namespace=list_ns, selector=selector, fields=table.field_selector
+                    )
+                ]
+                rows = [r for r in rows if not phases or phases & set(r.view.phases)]
+                _sort(rows, table.sort_by)
+                _print(
+                    rows,
+                    fmt,
+                    show_type=False,
+                    labels={},
+                    bare=False,
+                    table=table,
+                    show_namespace=all_namespaces,
+                )
+                if not rows and fmt in ("table", "wide"):
+                    _empty_notice(all_namespaces, namespace)
+                return
             if fmt in ("json", "yaml"):
                 echo_no_definition(fmt, token=token)
             raise
