@@ -6,15 +6,13 @@ a ReplicaSet here), their requests are its totals, and every row says it is a ge
 from __future__ import annotations
 
 import json
-import secrets
 from pathlib import Path
 
 import pytest
 
 from tests.cli.helpers import wmap
-from tests.support.crds import install_crds, schemaless_crd
 from tests.support.kube import KubeTestClient
-from tests.support.seed import deployment_chain
+from tests.support.seed import seed_gizmos
 from tests.views.schema_check import check
 from workload_map.cli import exit_codes
 
@@ -23,30 +21,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("bundled_catalog")]
 
 @pytest.fixture
 def gizmos(kube: KubeTestClient, namespace: str) -> str:
-    group = f"g{secrets.token_hex(3)}.example.com"
-    install_crds(kube, [schemaless_crd(group, "Gizmo", "gizmos")], downlevel=False)
-    api = f"{group}/v1"
-
-    def make(name: str, status: dict | None = None, finalizer: bool = False) -> dict:
-        meta: dict = {"name": name, "namespace": namespace}
-        if finalizer:
-            meta["finalizers"] = ["example.com/hold"]
-        obj = kube.create({"apiVersion": api, "kind": "Gizmo", "metadata": meta, "spec": {"size": 1}})
-        if status is not None:
-            obj = kube.update({**obj, "status": status})
-        return obj
-
-    ready = make("ready", {"conditions": [{"type": "Ready", "status": "True", "message": "all good"}]})
-    make("starting", {"conditions": [{"type": "Ready", "status": "False", "reason": "Waiting"}]})
-    make("reconciling", {"conditions": [{"type": "Reconciling", "status": "True", "message": "rolling out"}]})
-    make("stalled", {"conditions": [{"type": "Stalled", "status": "True", "message": "quota exceeded"}]})
-    old = make("behind", {"observedGeneration": 1})
-    kube.update({**old, "spec": {"size": 2}})  # generation 2, observed 1
-    make("plain")
-    gone = make("leaving", {"conditions": [{"type": "Ready", "status": "True"}]}, finalizer=True)
-    kube.delete_obj(gone)
-    deployment_chain(kube, "ready-web", namespace, {"app": "ready-web"}, replicas=2, gpus=2, owner=ready)
-    return group
+    return seed_gizmos(kube, namespace)
 
 
 def test_get_generic_phases_pods_and_totals(gizmos: str, namespace: str, kc: str) -> None:

@@ -493,3 +493,39 @@ def test_node_page_shows_capacity_and_only_the_pods_the_user_may_list(
     assert reader["podsHidden"] >= 1
     assert ro.get(f"/api/v1/nodes/{node}", headers=bearer("nobody")).status_code == 403
     assert ro.get("/api/v1/nodes/no-such-node", headers=bearer("admin")).status_code == 404
+
+
+def test_other_types_read_generically(
+    ro: TestClient, bearer: Headers, kube: KubeTestClient, namespace: str
+) -> None:
+    from tests.support.seed import seed_gizmos
+
+    group = seed_gizmos(kube, namespace)
+    admin = bearer("admin")
+    types = kube.wait_until(
+        lambda: [
+            t for t in ro.get("/api/v1/other-types", headers=admin).json()["items"] if t["group"] == group
+        ],
+        timeout=30,
+    )
+    assert types == [
+        {"kind": "Gizmo", "group": group, "version": "v1", "resource": "gizmos", "namespaced": True}
+    ]
+    kinds = {t["kind"] for t in ro.get("/api/v1/other-types", headers=admin).json()["items"]}
+    assert "JobSet" not in kinds and "LeaderWorkerSet" not in kinds  # covered by definitions
+    path = f"/api/v1/generic/gizmos.{group}"
+    body = kube.wait_until(
+        lambda: (
+            (b := ro.get(path, params={"namespace": namespace}, headers=admin).json())
+            and (b["items"] and next(i for i in b["items"] if i["name"] == "ready")["pods"]["total"] == 2)
+            and b
+        ),
+        timeout=30,
+    )
+    by_name = {i["name"]: i for i in body["items"]}
+    assert by_name["ready"]["phases"] == ["Running"] and by_name["ready"]["resources"]["gpus"] == 4
+    assert by_name["stalled"]["kstatus"] == {"status": "Failed", "message": "quota exceeded"}
+    assert by_name["behind"]["phases"] == ["Initializing"] and by_name["leaving"]["phases"] == ["Undefined"]
+    assert all(i["origin"] == "generic" for i in body["items"]) and body["generic"] is True
+    assert ro.get(path, params={"namespace": namespace}, headers=bearer("nobody")).status_code == 403
+    assert ro.get("/api/v1/generic/nosuchthings", headers=admin).status_code == 404

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -857,3 +858,38 @@ def stuck_events(
         type_="Normal",
         component="deployment-controller",
     )
+
+
+# --- a type no definition covers, in every kstatus state (generic reading) -----------------------
+
+
+def seed_gizmos(kube: KubeTestClient, namespace: str) -> str:
+    """Gizmos (a schemaless CRD of a fresh group, no definition covers it) in every state kstatus
+    tells apart, and a Deployment (-> ReplicaSet -> 2 pods, 2 GPUs each) owned by ``ready``.
+    Returns the group."""
+    from tests.support.crds import install_crds, schemaless_crd
+
+    group = f"g{secrets.token_hex(3)}.example.com"
+    install_crds(kube, [schemaless_crd(group, "Gizmo", "gizmos")], downlevel=False)
+    api = f"{group}/v1"
+
+    def make(name: str, status: dict | None = None, finalizer: bool = False) -> dict:
+        meta: dict = {"name": name, "namespace": namespace}
+        if finalizer:
+            meta["finalizers"] = ["example.com/hold"]
+        obj = kube.create({"apiVersion": api, "kind": "Gizmo", "metadata": meta, "spec": {"size": 1}})
+        if status is not None:
+            obj = kube.update({**obj, "status": status})
+        return obj
+
+    ready = make("ready", {"conditions": [{"type": "Ready", "status": "True", "message": "all good"}]})
+    make("starting", {"conditions": [{"type": "Ready", "status": "False", "reason": "Waiting"}]})
+    make("reconciling", {"conditions": [{"type": "Reconciling", "status": "True", "message": "rolling out"}]})
+    make("stalled", {"conditions": [{"type": "Stalled", "status": "True", "message": "quota exceeded"}]})
+    old = make("behind", {"observedGeneration": 1})
+    kube.update({**old, "spec": {"size": 2}})  # generation 2, observed 1
+    make("plain")
+    gone = make("leaving", {"conditions": [{"type": "Ready", "status": "True"}]}, finalizer=True)
+    kube.delete_obj(gone)
+    deployment_chain(kube, "ready-web", namespace, {"app": "ready-web"}, replicas=2, gpus=2, owner=ready)
+    return group

@@ -149,6 +149,8 @@ async def _json_body(request: Request, limits: Limits) -> Any:
 #: The namespace picker's choices at most; pods listed on a node page at most.
 MAX_NAMESPACES = 2000
 MAX_NODE_PODS = 500
+#: Objects of one other type read generically at most.
+MAX_GENERIC = 5000
 
 
 class Api:
@@ -421,6 +423,88 @@ class Api:
                 "podsHidden": sum(1 for ok in allowed.values() if not ok),
             }
         )
+
+    def other_types(self, request: Request) -> JSON:
+        """Custom resource types (served by a CRD) that no definition covers, one version per group
+        and kind, the most stable: the UI's "other types", read generically."""
+        from workload_map.cluster.discovery import version_priority
+
+        self.user(request)
+        covered = {(t.resource.group, t.resource.kind) for t in self.state.all_types().values()}
+        try:
+            crds = self.state.client.list_all(
+                api_path("apiextensions.k8s.io/v1", "customresourcedefinitions")
+            )
+        except ClusterError as exc:
+            raise from_cluster_error(exc, "list customresourcedefinitions") from exc
+        custom = set()
+        for crd in crds:
+            spec = crd.get("spec") or {}
+            custom.add((str(spec.get("group") or ""), str((spec.get("names") or {}).get("kind") or "")))
+        best: dict[tuple[str, str], Any] = {}
+        for r in self.state.discovery.resources():
+            gk = (r.group, r.kind)
+            if gk not in custom or gk in covered or "list" not in r.verbs or "/" in r.name:
+                continue
+            cur = best.get((r.group, r.kind))
+            if cur is None or version_priority(r.version) < version_priority(cur.version):
+                best[(r.group, r.kind)] = r
+        items = [
+            {
+                "kind": r.kind,
+                "group": r.group,
+                "version": r.version,
+                "resource": r.name,
+                "namespaced": r.namespaced,
+            }
+            for r in sorted(best.values(), key=lambda r: (r.kind, r.group))
+        ]
+        return JSON({"items": items})
+
+    def generic_workloads(self, request: Request) -> JSON:
+        """Objects of a type no definition covers, read generically (views.generic): kstatus
+        phase, the pods their owner chains reach (from the pod cache) and their requests."""
+        from workload_map.kube.objects import uid_of
+        from workload_map.kube.owners import index_by_owner
+        from workload_map.server.workloads import may_list_pods
+        from workload_map.views.generic import generic_view
+
+        user = self.user(request)
+        word = str(request.path_params["resource"])
+        namespace = request.query_params.get("namespace") or ""
+        matches = self.state.discovery.resolve_type(word)
+        if not matches:
+            raise HttpError(404, "not_found", f'the cluster serves no resource "{word}"')
+        res = matches[0]
+        allowed = self.authz.allowed(user, "list", group=res.group, resource=res.name)
+        if not allowed and not (namespace and res.namespaced):
+            self.authz.require(user, "list", group=res.group, resource=res.name)
+        if not allowed:
+            self.authz.require(user, "list", group=res.group, resource=res.name, namespace=namespace)
+        try:
+            objects = self.state.client.list_all(res.path(namespace or None))[:MAX_GENERIC]
+        except ClusterError as exc:
+            raise from_cluster_error(exc, f"list {res.name}") from exc
+        allowed_pods: dict[str, bool] = {}
+        pods = []
+        for pod in self.state.pods().store.list():
+            ns = str((pod.get("metadata") or {}).get("namespace") or "")
+            if namespace and ns != namespace:
+                continue
+            if ns not in allowed_pods:
+                allowed_pods[ns] = may_list_pods(self.authz, user, ns)
+            if allowed_pods[ns]:
+                pods.append(pod)
+        owned = index_by_owner(pods, {uid_of(o) for o in objects if uid_of(o)}, self.state.owner_lookup())
+        items = []
+        for obj in objects:
+            obj.setdefault("apiVersion", res.group_version)
+            obj.setdefault("kind", res.kind)
+            ns = str((obj.get("metadata") or {}).get("namespace") or "")
+            known = allowed_pods.get(ns, may_list_pods(self.authz, user, ns))
+            view, status = generic_view(obj, owned.get(uid_of(obj), []) if known else None)
+            items.append({**view.to_dict(), "kstatus": {"status": status.status, "message": status.message}})
+        return JSON({"items": items, "resource": res.qualified_name, "generic": True})
 
     def suspend(self, request: Request) -> JSON:
         return self._action(request, "suspend")
@@ -827,6 +911,8 @@ def create_app(state: ClusterState, settings: ServerSettings | None = None) -> S
         Route(wl + "/manifest", _wrap(api.get_manifest), methods=["GET"]),
         Route(cwl + "/manifest", _wrap(api.get_manifest), methods=["GET"]),
         Route("/api/v1/namespaces", _wrap(api.list_namespaces), methods=["GET"]),
+        Route("/api/v1/other-types", _wrap(api.other_types), methods=["GET"]),
+        Route("/api/v1/generic/{resource}", _wrap(api.generic_workloads), methods=["GET"]),
         Route("/api/v1/nodes/{name}", _wrap(api.get_node), methods=["GET"]),
         Route(wl + "/suspend", _wrap(api.suspend), methods=["POST"]),
         Route(wl + "/resume", _wrap(api.resume), methods=["POST"]),

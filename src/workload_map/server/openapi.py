@@ -345,6 +345,42 @@ def _schemas() -> dict[str, Schema]:
             "truncated": {"type": "boolean"},
         },
     }
+    s["OtherTypes"] = {
+        "type": "object",
+        "required": ["items"],
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["kind", "group", "version", "resource", "namespaced"],
+                    "properties": {
+                        "kind": {"type": "string"},
+                        "group": {"type": "string"},
+                        "version": {"type": "string"},
+                        "resource": {"type": "string"},
+                        "namespaced": {"type": "boolean"},
+                    },
+                },
+            }
+        },
+    }
+    s["GenericWorkloads"] = {
+        "type": "object",
+        "required": ["items", "resource", "generic"],
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "description": 'A Workload row (definition "generic") with kstatus\'s verdict.',
+                    "additionalProperties": True,
+                },
+            },
+            "resource": {"type": "string"},
+            "generic": {"const": True},
+        },
+    }
     s["Node"] = {
         "type": "object",
         "required": ["name", "capacity", "allocatable", "conditions", "taints", "pods", "podsHidden"],
@@ -666,6 +702,32 @@ def _paths() -> dict[str, Schema]:
                 "summary": "Namespaces for the UI's picker: all of them when the user may list namespaces",
                 "responses": _responses({"200": _ok("Namespaces")}),
             }
+        },
+        "/api/v1/other-types": {
+            "get": {
+                "operationId": "listOtherTypes",
+                "tags": ["cluster"],
+                "summary": "Custom resource types the cluster serves that no definition covers",
+                "responses": _responses({"200": _ok("OtherTypes")}),
+            }
+        },
+        "/api/v1/generic/{resource}": {
+            "parameters": [
+                _p("resource", "A resource, kind or short name the cluster serves."),
+                {
+                    "name": "namespace",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "string"},
+                    "description": "Only this namespace.",
+                },
+            ],
+            "get": {
+                "operationId": "listGenericWorkloads",
+                "tags": ["workloads"],
+                "summary": "Objects of a type without a definition, read generically (kstatus, owned pods)",
+                "responses": _responses({"200": _ok("GenericWorkloads")}, ("404", "No such resource.")),
+            },
         },
         "/api/v1/nodes/{name}": {
             "parameters": [_p("name", "Node name.")],

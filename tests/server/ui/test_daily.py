@@ -230,3 +230,37 @@ def test_local_serve_needs_no_token(
     )
     assert ui.js("return document.getElementById('banner').hidden")
     check_screenshot(ui.screenshot("local"))
+
+
+def test_other_types_page_reads_generically(ui: UI, kube: KubeTestClient, cluster: TestCluster) -> None:
+    from tests.support.seed import seed_gizmos
+
+    ns = kube.create_namespace("wmap-other")
+    group = seed_gizmos(kube, ns)
+    headers = {"Authorization": f"Bearer {cluster.token('admin')}"}
+    kube.wait_until(  # the server's discovery follows new CRDs within its refresh period
+        lambda: any(
+            t["group"] == group
+            for t in httpx.get(f"{ui.base}/api/v1/other-types", headers=headers, timeout=30).json()["items"]
+        ),
+        timeout=60,
+    )
+    ui.open(f"/other?type=gizmos.{group}&namespace={ns}", cluster.token("admin"))
+    rows = ui.wait(
+        lambda: (
+            (
+                r := ui.js(
+                    "return [...document.querySelectorAll('#generic-table tbody tr')].map(t => [t.dataset.name, t.dataset.origin, t.cells[2].textContent, t.cells[4].textContent])"
+                )
+            )
+            and len(r) == 7
+            and r
+        ),
+        "generic rows",
+    )
+    by_name = {name: (origin, phase, pods) for name, origin, phase, pods in rows}
+    assert by_name["ready"] == ("generic", "Running", "2/2")
+    assert by_name["stalled"][1] == "Failed" and by_name["behind"][1] == "Initializing"
+    assert f"Gizmo ({group}/v1)" in ui.texts("#o-type option")
+    assert "kstatus" in ui.texts("#o-note")[0]
+    check_screenshot(ui.screenshot("other-types"))

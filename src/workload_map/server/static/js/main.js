@@ -5,6 +5,7 @@ import * as workloads from "./workloads.js";
 import * as workload from "./workload.js";
 import * as definitions from "./definitions.js";
 import * as node from "./node.js";
+import * as other from "./other.js";
 
 const main = document.getElementById("main");
 const banner = document.getElementById("banner");
@@ -17,6 +18,7 @@ export function parseRoute(hash = location.hash) {
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const params = Object.fromEntries(new URLSearchParams(qs || ""));
   if (parts[0] === "definitions") return { page: "definitions", params };
+  if (parts[0] === "other") return { page: "other", params };
   if (parts[0] === "node" && parts.length >= 2) return { page: "node", params: { ...params, name: parts[1] } };
   if (parts[0] === "workload" && parts.length >= 4) {
     const [, namespace, type, name] = parts;
@@ -35,7 +37,7 @@ function route() {
     if (on) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   main.replaceChildren();
-  const mod = { definitions, workload, node }[page] || workloads;
+  const mod = { definitions, workload, node, other }[page] || workloads;
   cleanup = mod.mount(main, params) || null;
   document.title = `${mod.title ? mod.title(params) : page} · Workload Map`;
 }
