@@ -188,6 +188,17 @@ def test_exporter_only() -> None:
     }
 
 
+def test_exporter_generic_types() -> None:
+    """exporter.genericTypes becomes one --generic-types flag; none by default."""
+    plain = [c for c in _containers(helm_template(*VALUE_SETS["exporter-only"])) if c["name"] == "exporter"]
+    assert plain and not any(a.startswith("--generic-types") for c in plain for a in c["args"])
+    docs = helm_template(
+        *VALUE_SETS["exporter-only"], "--set", "exporter.genericTypes={gizmos.example.com,widgets.x.io}"
+    )
+    (exporter,) = [c for c in _containers(docs) if c["name"] == "exporter"]
+    assert "--generic-types=gizmos.example.com,widgets.x.io" in exporter["args"]
+
+
 def test_monitoring() -> None:
     kinds = _by_kind(helm_template(*VALUE_SETS["monitoring"]))
     (monitor,) = kinds["ServiceMonitor"]

@@ -377,3 +377,59 @@ def test_shards_split_workloads_and_pods_follow(
         assert exp.value("wmap_workload_resource_requests", **lb, resource="nvidia.com/gpu") == full.value(
             "wmap_workload_resource_requests", **lb, resource="nvidia.com/gpu"
         )
+
+
+def test_generic_types_are_exported_with_their_pods(
+    exporter_factory: Factory, kube: KubeTestClient, namespace: str
+) -> None:
+    """``--generic-types``: a type no definition covers is exported as workloads marked
+    definition="generic", phase by kstatus, with the pods its owner chain reaches (here through
+    a Deployment, which is then part of the Gizmo, not a workload of its own)."""
+    from tests.support.seed import seed_gizmos
+
+    group = seed_gizmos(kube, namespace)
+    plain = exporter_factory("-n", namespace)
+    generic = exporter_factory("-n", namespace, "--generic-types", f"gizmos.{group}")
+    for e in (plain, generic):
+        e.wait_ready()
+    exp = generic.wait_for(
+        lambda e: (
+            len(e.find("wmap_workload_info", namespace=namespace, kind="Gizmo")) == 7
+            and len(e.find("wmap_pod_workload_info", namespace=namespace, workload_kind="Gizmo")) == 2
+        ),
+        what="the gizmos and the ready one's pods",
+    )
+    infos = exp.find("wmap_workload_info", namespace=namespace, kind="Gizmo")
+    assert {(s.labels["definition"], s.labels["origin"]) for s in infos} == {("generic", "generic")}
+    phase = {
+        s.labels["name"]: s.labels["phase"]
+        for s in exp.find("wmap_workload_primary_phase", namespace=namespace, kind="Gizmo")
+        if s.value == 1
+    }
+    assert phase == {
+        "ready": "Running",
+        "starting": "Initializing",
+        "reconciling": "Initializing",
+        "stalled": "Failed",
+        "behind": "Initializing",
+        "plain": "Running",
+        "leaving": "Undefined",
+    }
+    assert (
+        exp.value(
+            "wmap_workload_resource_requests", namespace=namespace, name="ready", resource="nvidia.com/gpu"
+        )
+        == 4
+    )
+    assert (
+        exp.value(
+            "wmap_workload_component_pods", namespace=namespace, name="ready", component="pods", state="ready"
+        )
+        == 2
+    )
+    assert not exp.find("wmap_workload_info", namespace=namespace, kind="Deployment")  # part of the Gizmo now
+    before = plain.wait_for(
+        lambda e: bool(e.find("wmap_workload_info", namespace=namespace, kind="Deployment")),
+        what="the Deployment",
+    )
+    assert not before.find("wmap_workload_info", namespace=namespace, kind="Gizmo")

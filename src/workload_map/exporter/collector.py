@@ -120,6 +120,13 @@ class WatchedKind:
     entry: DefinitionEntry | None
     compiled: CompiledDefinition | None = None
     informers: list[Informer] = field(default_factory=list)
+    #: ``--generic-types``: no definition, rendered by the generic reading (kstatus, owned pods)
+    generic: bool = False
+
+    @property
+    def renders(self) -> bool:
+        """Its top-level objects are workloads of their own (a definition or a generic reading)."""
+        return self.entry is not None or self.generic
 
     @property
     def id(self) -> str:
@@ -151,7 +158,8 @@ class WatchedKind:
 
     def signature(self) -> tuple[str, str, str]:
         entry = self.entry
-        return (self.version, entry.name if entry else "", repr(entry.karta.spec) if entry else "")
+        name = entry.name if entry else ("generic" if self.generic else "")
+        return (self.version, name, repr(entry.karta.spec) if entry else "")
 
 
 @dataclass
@@ -181,6 +189,7 @@ class Exporter:
         watch_timeout: int = 300,
         client_factory: Callable[[], KubeClient] | None = None,
         shard: Shard | None = None,
+        generic_types: Sequence[str] = (),
     ) -> None:
         from workload_map.cluster.client import KubeClient
         from workload_map.definitions_source import catalog_entries, local_entries
@@ -190,6 +199,8 @@ class Exporter:
         self.rediscover_interval = rediscover_interval
         self.watch_timeout = watch_timeout
         self.shard = shard or Shard()
+        #: ``plural.group`` words of types without a definition to render generically
+        self.generic_types: tuple[str, ...] = tuple(dict.fromkeys(generic_types))
         self._pods_started = False
         self._client_factory = client_factory or (lambda: KubeClient(config, connect_tries=1))
         self.client = self._client_factory()
@@ -412,6 +423,10 @@ class Exporter:
                     rows.append((labels, 1 if is_served else 0))
             if chosen is not None:
                 wanted[chosen.id] = chosen
+        for word in self.generic_types:
+            generic = self._generic_kind(word, served_groups, covered)
+            if generic is not None:
+                wanted[generic.id] = generic
         for group, version, kind in sorted(set(INTERMEDIATE_KINDS) | chain_kinds(entries)):
             wk_id = f"{group}/{kind}"
             if wk_id not in wanted and version in served_groups.get(group, ()):
@@ -420,6 +435,23 @@ class Exporter:
                     wanted[wk_id] = WatchedKind(group, version, kind, found[0], found[1], None)
         self._definition_rows = rows
         self._apply(wanted)
+
+    def _generic_kind(
+        self, word: str, served_groups: dict[str, list[str]], covered: Mapping[GroupKind, Any]
+    ) -> WatchedKind | None:
+        """``plural.group`` (``gizmos.example.com``) as a generic kind at its most stable served
+        version; ``None`` (and a log line) when not served or when a definition covers it."""
+        plural, _, group = word.partition(".")
+        for version in sorted(served_groups.get(group, ()), key=_version_key):
+            for kind, (name, namespaced) in self._served(f"{group}/{version}").items():
+                if name != plural:
+                    continue
+                if (group, kind) in covered:
+                    log.info("%s: a definition covers %s; not read generically", word, kind)
+                    return None
+                return WatchedKind(group, version, kind, name, namespaced, None, generic=True)
+        log.info("%s: not served", word)
+        return None
 
     def _apply(self, wanted: dict[str, WatchedKind]) -> None:
         to_start: list[WatchedKind] = []
@@ -466,7 +498,7 @@ class Exporter:
             for ns in namespaces:
                 # An owner no definition covers is only climbed through, and so is a workload of
                 # another shard: their identity is enough.
-                transform = self._workload_transform if wk.entry is not None else trim_owner
+                transform = self._workload_transform if wk.renders else trim_owner
                 inf = self._new_informer(wk.path(ns), wk.resource_name, transform)
                 inf.store.add_indexer("owner", owner_uids)
                 inf.add_handler(self._kind_handler(wk))
@@ -501,7 +533,7 @@ class Exporter:
 
     def _kind_handler(self, wk: WatchedKind) -> EventHandler:
         def changed(obj: Obj) -> None:
-            if wk.entry is not None:
+            if wk.renders:
                 self.queue.add((wk.id, namespace_of(obj), name_of(obj)))
             for key in self._ancestors(obj):
                 self.queue.add(key)
@@ -522,7 +554,7 @@ class Exporter:
                 return
             if step.owner is not None and uid_of(step.owner) != step.ref.get("uid"):
                 return
-            if wk.entry is not None:
+            if wk.renders:
                 yield step.ref
 
     def _watched(self, ref: Mapping[str, Any]) -> WatchedKind | None:
@@ -546,7 +578,7 @@ class Exporter:
         this shard. Otherwise its identity is enough."""
         ref = controller_ref(obj)
         wk = self._watched(ref) if ref is not None else None
-        if (wk is not None and wk.entry is not None) or not self.shard.owns(uid_of(obj)):
+        if (wk is not None and wk.renders) or not self.shard.owns(uid_of(obj)):
             return stub(obj)
         return trim_workload(obj)
 
@@ -573,7 +605,7 @@ class Exporter:
                 return None
             if uid_of(step.owner) != step.ref.get("uid"):
                 break
-            if wk.entry is not None:
+            if wk.renders:
                 top = uid_of(step.owner)
         return top
 
@@ -642,7 +674,7 @@ class Exporter:
         with self._lock:
             wk = self.kinds.get(wk_id)
         obj = wk.get(namespace, name) if wk is not None else None
-        top = wk is not None and wk.entry is not None and obj is not None and self._top_level(obj)
+        top = wk is not None and wk.renders and obj is not None and self._top_level(obj)
         if not top or obj is None or wk is None or obj.get(STUB_KEY) or not self.shard.owns(uid_of(obj)):
             with self._lock:
                 if self._entries.pop(key, None) is not None:
@@ -676,6 +708,19 @@ class Exporter:
         from workload_map.resolve.resolver import resolve
 
         base = [("namespace", key[1]), ("group", wk.group), ("kind", wk.kind), ("name", key[2])]
+        pod_labels = [("workload_group", wk.group), ("workload_kind", wk.kind), ("workload_name", key[2])]
+        if wk.generic:
+            from workload_map.kube.kstatus import kstatus
+            from workload_map.views.generic import GENERIC, PHASE_OF
+
+            info = [
+                ("version", wk.version),
+                ("uid", uid_of(obj)),
+                ("definition", GENERIC),
+                ("origin", GENERIC),
+            ]
+            phase = PHASE_OF[kstatus(obj).status]
+            return m.render_generic(base, info, phase, pods, pod_labels), True
         assert wk.entry is not None
         info = [
             ("version", wk.version),
@@ -683,7 +728,6 @@ class Exporter:
             ("definition", wk.entry.name),
             ("origin", wk.entry.origin),
         ]
-        pod_labels = [("workload_group", wk.group), ("workload_kind", wk.kind), ("workload_name", key[2])]
         workload = None
         attribution = None
         settled = True

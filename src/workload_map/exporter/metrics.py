@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from workload_map.errors import WorkloadMapError
 from workload_map.exporter.exposition import Family
 from workload_map.model.definition import ResourceStatus
 from workload_map.resolve.pods import PodAttribution
@@ -284,3 +286,43 @@ def _pod_info(
         ("instance", instance),
         ("node", node if isinstance(node, str) else ""),
     ]
+
+
+def render_generic(
+    base: Labels,
+    info_labels: Labels,
+    phase: str,
+    pods: Mapping[str, Mapping[str, Any]],
+    pod_labels: Sequence[tuple[str, str]],
+) -> dict[str, bytes]:
+    """The lines of a workload read generically (``--generic-types``): its info series (definition
+    and origin ``generic``), its phase by kstatus's rules, the requests of the pods its owner chain
+    reaches and those pods as one component, ``pods``."""
+    from workload_map.resolve.pods import pod_status
+    from workload_map.resolve.resources import EMPTY_TOTALS, pod_spec_totals
+
+    out: dict[str, list[str]] = {}
+
+    def add(family: Family, labels: Labels, value: float) -> None:
+        out.setdefault(family.name, []).append(family.line(labels, value))
+
+    add(WORKLOAD_INFO, base + info_labels, 1)
+    add(RESOLVE_FAILED, base, 0)
+    add(PRIMARY_PHASE, [*base, ("phase", phase)], 1)
+    for p in ALL_PHASES:
+        add(PHASE, [*base, ("phase", p)], 1 if p == phase else 0)
+    totals = EMPTY_TOTALS
+    ready = 0
+    for pod in pods.values():
+        with contextlib.suppress(WorkloadMapError):  # a pod whose requests cannot be read adds nothing
+            totals = totals + pod_spec_totals(pod.get("spec"))
+        ready += 1 if pod_status(pod)[1] else 0
+    for resource, unit, value in resource_samples(totals):
+        add(RESOURCE_REQUESTS, [*base, ("resource", resource), ("unit", unit)], value)
+    comp = [*base, ("component", "pods")]
+    add(COMPONENT_PODS, [*comp, ("state", "desired")], len(pods))
+    add(COMPONENT_PODS, [*comp, ("state", "current")], len(pods))
+    add(COMPONENT_PODS, [*comp, ("state", "ready")], ready)
+    for name in sorted(pods):
+        add(POD_INFO, _pod_info(pods[name], name, pod_labels, "pods", ""), 1)
+    return {k: "".join(v).encode() for k, v in out.items()}

@@ -56,6 +56,14 @@ def _store_namespaces(ctx: click.Context, _param: click.Parameter, value: tuple[
     help="Number of exporter shards (workloads split by UID as kube-state-metrics does).",
 )
 @click.option("--watch-timeout", type=int, default=300, show_default=True, hidden=True)
+@click.option(
+    "--generic-types",
+    "generic_types",
+    multiple=True,
+    metavar="PLURAL.GROUP[,...]",
+    help="Also export these types no definition covers, read generically (kstatus phase, owned "
+    'pods; definition="generic"). Repeatable, comma-separated.',
+)
 @click.option("--log-level", default="info", show_default=True, help="debug, info, warning or error.")
 @connection_options
 def command(
@@ -67,6 +75,7 @@ def command(
     shard: int,
     total_shards: int,
     watch_timeout: int,
+    generic_types: tuple[str, ...],
     log_level: str,
 ) -> None:
     """Serve /metrics, /healthz and /readyz. Watches every workload kind the merged definitions
@@ -96,6 +105,12 @@ def command(
     given_ns = state.conn.get("namespace")  # -n given before the command name
     if given_ns and given_ns not in namespaces and not ctx.meta.get(_NS_META):
         namespaces.append(str(given_ns))
+    words = [w for arg in generic_types for w in arg.split(",") if w]
+    bad = [w for w in words if "." not in w or w.startswith(".")]
+    if bad:
+        raise click.UsageError(
+            f"--generic-types: {', '.join(bad)}: give PLURAL.GROUP (e.g. gizmos.example.com)"
+        )
     session = Session(state)
     exporter = Exporter(
         session.cluster_config(),
@@ -106,6 +121,7 @@ def command(
         workers=workers,
         watch_timeout=watch_timeout,
         shard=sharding,
+        generic_types=words,
     )
     try:
         server = MetricsServer(exporter, host, port)
