@@ -122,3 +122,47 @@ def test_cli(tmp_path: Path) -> None:
     assert rc == 2 and 'no kind "Nope"' in err
     rc, _, err = wmap("generate")
     assert rc == 2 and "--crd FILE, or a TYPE" in err
+
+
+def test_a_condition_type_enum_is_mapped_by_name() -> None:
+    """No corpus CRD enumerates its condition types; a schema that does gets them mapped."""
+    from workload_map.generate import draft_definition
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {"suspend": {"type": "boolean"}}},
+            "status": {
+                "type": "object",
+                "properties": {
+                    "conditions": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "type": {
+                                    "type": "string",
+                                    "enum": ["Available", "Complete", "Failed", "Frobbed"],
+                                },
+                                "status": {"type": "string"},
+                            },
+                        },
+                    }
+                },
+            },
+        },
+    }
+    draft = draft_definition("example.com", "v1", "Widget", schema, source="test")
+    mappings = draft.karta["spec"]["structureDefinition"]["rootComponent"]["statusDefinition"][
+        "statusMappings"
+    ]
+    assert mappings["running"] == [{"byConditions": [{"type": "Available", "status": "True"}]}]
+    assert mappings["completed"] == [{"byConditions": [{"type": "Complete", "status": "True"}]}]
+    assert mappings["failed"] == [{"byConditions": [{"type": "Failed", "status": "True"}]}]
+    assert "not mapped (review): Frobbed" in draft.text
+    assert "suspended" in mappings  # from .spec.suspend
+    loaded = load_definitions_text(draft.text, name="widget.yaml")
+    assert (
+        not loaded.errors
+        and [f for f in validate_definition(loaded.definitions[0].karta) if f.severity == "error"] == []
+    )

@@ -196,6 +196,15 @@ def _status(
                 comments[(*where, "statusMappings", key)] = (
                     "guess: the phase field has no enum; the usual word"
                 )
+    elif status.conditions is not None and status.condition_types:
+        rules, unmapped = _phase_rules(status.condition_types)
+        for key, types in rules.items():
+            mappings[key] = [{"byConditions": [{"type": t, "status": "True"}]} for t in types]
+            comments[(*where, "statusMappings", key)] = "condition types of the schema's enum, named so"
+        if unmapped:
+            comments[(*where, "conditionsDefinition")] += (
+                "; condition types not mapped (review): " + ", ".join(unmapped)
+            )
     elif status.conditions is not None:
         conventions = (
             ("running", [("Ready", "True")]),

@@ -297,6 +297,8 @@ class StatusGuess:
     phase: str | None = None
     phase_values: tuple[str, ...] = ()
     phase_why: str = ""
+    #: the ``type`` enum of the conditions' items, when the schema gives one
+    condition_types: tuple[str, ...] = ()
 
 
 def find_status(root: Schema) -> StatusGuess:
@@ -306,10 +308,13 @@ def find_status(root: Schema) -> StatusGuess:
     props = _props(status)
     conditions = None
     conditions_why = ""
+    condition_types: tuple[str, ...] = ()
     cond = props.get("conditions")
     if isinstance(cond, Mapping) and _type(cond) == "array" and isinstance(cond.get("items"), Mapping):
         fields = _props(cond["items"])
         if "type" in fields and "status" in fields:
+            enum = fields["type"].get("enum") if isinstance(fields["type"], Mapping) else None
+            condition_types = tuple(str(v) for v in enum) if isinstance(enum, list) else ()
             conditions = {"type": "type", "status": "status"}
             for extra in ("reason", "message"):
                 if extra in fields:
@@ -337,7 +342,7 @@ def find_status(root: Schema) -> StatusGuess:
         phase = f".status.{name}"
         phase_why = f"{phase}: a string" + (f" with enum {', '.join(values)}" if values else " (no enum)")
         break
-    return StatusGuess(conditions, conditions_why, phase, values, phase_why)
+    return StatusGuess(conditions, conditions_why, phase, values, phase_why, condition_types)
 
 
 def find_suspend(root: Schema) -> Path | None:
