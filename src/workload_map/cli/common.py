@@ -447,6 +447,22 @@ class Session:
         return self.discovery().resource_for_kind(gvk.api_version, gvk.kind)
 
 
+def definition_for_word(state: State, word: str) -> DefinitionEntry:
+    """The merged set's definition for a type word or definition name (``explain``, ``test``):
+    type-word errors as :func:`type_word_error` reports them."""
+    from workload_map.type_words import resolve_word
+
+    session = Session(state)
+    try:
+        defs = session.definitions()
+    finally:
+        session.close()
+    try:
+        return resolve_word(defs, word).entry
+    except WorkloadMapError as exc:
+        raise type_word_error(exc) from exc
+
+
 def type_word_error(exc: Exception) -> CommandError:
     """A type-word failure as the CLI reports it: unknown or uncovered words exit 4 (no
     definition), ambiguous words and definitions claimed twice are usage errors (2)."""

@@ -11,15 +11,13 @@ from __future__ import annotations
 import click
 
 from workload_map.cli.common import (
-    Session,
     connection_options,
+    definition_for_word,
     output_option,
     resolve_output,
-    type_word_error,
 )
 from workload_map.cli.completion_support import complete_definition
 from workload_map.cli.main import get_state
-from workload_map.errors import WorkloadMapError
 
 FORMATS = ("table", "json", "yaml")
 
@@ -41,17 +39,7 @@ def command(target: str) -> None:
 
     state = get_state()
     fmt = resolve_output(state, FORMATS)
-    session = Session(state)
-    try:
-        defs = session.definitions()
-    finally:
-        session.close()
-    from workload_map.type_words import resolve_word
-
-    try:
-        entry = resolve_word(defs, target).entry
-    except WorkloadMapError as exc:
-        raise type_word_error(exc) from exc
+    entry = definition_for_word(state, target)
     ex = explanation(entry.karta)
     ex["origin"] = entry.origin
     if fmt in ("json", "yaml"):

@@ -16,11 +16,10 @@ import click
 
 from workload_map.cli import exit_codes
 from workload_map.cli.common import (
-    Session,
     connection_options,
+    definition_for_word,
     output_option,
     resolve_output,
-    type_word_error,
 )
 from workload_map.cli.completion_support import complete_definition
 from workload_map.cli.errors import CommandError
@@ -137,15 +136,5 @@ def _definition(state: State, word: str) -> tuple[Karta, str]:
         except WorkloadMapError as exc:
             raise CommandError(str(exc), exit_codes.USAGE) from exc
         return entry.karta, f"{entry.name} ({word})"
-    from workload_map.type_words import resolve_word
-
-    session = Session(state)
-    try:
-        defs = session.definitions()
-    finally:
-        session.close()
-    try:
-        entry = resolve_word(defs, word).entry
-    except WorkloadMapError as exc:
-        raise type_word_error(exc) from exc
+    entry = definition_for_word(state, word)
     return entry.karta, entry.name
