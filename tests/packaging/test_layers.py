@@ -43,12 +43,14 @@ ALLOWED: dict[str, set[str]] = {
     "type_words": {"model", "definitions_source"},
     "views": {"model", "kube", "resolve", "definitions_source"},
     "live": {"model", "kube", "resolve", "views", "definitions_source"},
+    "cases": {"model", "kube", "resolve"},
+    "generate": {"model", "kube", "lint"},
     "runtime": {"cluster", "kube"},
     # consumers: none imports another consumer (the CLI starts them all)
     "operator": CONSUMER_BASE | {"crd"},
     "exporter": CONSUMER_BASE,
     "server": CONSUMER_BASE | VIEWS,
-    "cli": CONSUMER_BASE | VIEWS | {"crd", "lint", "operator", "exporter", "server"},
+    "cli": CONSUMER_BASE | VIEWS | {"crd", "lint", "cases", "generate", "operator", "exporter", "server"},
 }
 
 

@@ -710,8 +710,7 @@ class Exporter:
         base = [("namespace", key[1]), ("group", wk.group), ("kind", wk.kind), ("name", key[2])]
         pod_labels = [("workload_group", wk.group), ("workload_kind", wk.kind), ("workload_name", key[2])]
         if wk.generic:
-            from workload_map.kube.kstatus import kstatus
-            from workload_map.views.generic import GENERIC, PHASE_OF
+            from workload_map.kube.kstatus import GENERIC, PHASE_OF, kstatus
 
             info = [
                 ("version", wk.version),

@@ -15,7 +15,17 @@ from typing import Any, Literal
 
 from workload_map.kube.objects import KubeObject, meta
 
-__all__ = ["KStatus", "kstatus"]
+__all__ = ["GENERIC", "PHASE_OF", "KStatus", "kstatus"]
+
+#: The definition and origin a workload read generically carries (views.generic, the exporter).
+GENERIC = "generic"
+#: kstatus's word -> the shared phase it stands for.
+PHASE_OF = {
+    "Current": "Running",
+    "InProgress": "Initializing",
+    "Failed": "Failed",
+    "Terminating": "Undefined",
+}
 
 Word = Literal["Current", "InProgress", "Failed", "Terminating"]
 

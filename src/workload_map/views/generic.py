@@ -1,6 +1,5 @@
 """The generic reading of a workload no definition covers, clearly marked as such (definition
-``generic``, origin ``generic``): the phase from kstatus's rules (kube.kstatus: Current ->
-Running, InProgress -> Initializing, Failed -> Failed, Terminating -> Undefined), and the pods
+and origin ``generic``): the phase from kstatus's rules (kube.kstatus.PHASE_OF), and the pods
 and requested resources from the pods its owner chain reaches (one component, ``pods``)."""
 
 from __future__ import annotations
@@ -8,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workload_map.kube.kstatus import KStatus, kstatus
+from workload_map.kube.kstatus import GENERIC, PHASE_OF, KStatus, kstatus
 from workload_map.kube.objects import labels_of, meta
 from workload_map.kube.podstatus import containers, not_ready_message, status_and_restarts
 from workload_map.resolve.pods import pod_status
@@ -24,16 +23,7 @@ from workload_map.views.model import (
     total,
 )
 
-__all__ = ["GENERIC", "PHASE_OF", "generic_describe", "generic_view"]
-
-#: The definition and origin a generic row carries.
-GENERIC = "generic"
-PHASE_OF = {
-    "Current": "Running",
-    "InProgress": "Initializing",
-    "Failed": "Failed",
-    "Terminating": "Undefined",
-}
+__all__ = ["generic_describe", "generic_view"]
 
 
 def _pod_view(pod: Mapping[str, Any]) -> PodView:
