@@ -8,6 +8,8 @@ For every catalog definition whose root kind has a CRD in ``$WMAP_SHARED_DIR/crd
 - **replicas**: for each catalog component with a replicasPath whose pod location the draft
   found, the integer fields that path reads (``replicas``, ``parallelism``, ``numOfHosts``...)
   that the draft's replicasPath for the same location reads too;
+- **counts**: on the catalog's lifecycle fixtures (real objects), the (object, pod location)
+  pairs where the draft's replicas give the catalog's desired pods;
 - **status**: the catalog root's phase path and conditions path, equal in the draft.
 
 Prints one row per definition and the totals; ``--assert`` exits 1 when a pod location or a
@@ -23,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
 from tests.support.apiserver_binary import shared_dir
 
 from workload_map.catalog.registry import DATA_DIR
@@ -30,6 +33,7 @@ from workload_map.generate import draft_from_schemas
 from workload_map.lint import KindSchema, load_crd_file
 from workload_map.model.loader import load_definitions
 
+LIFECYCLES = Path(__file__).resolve().parents[1] / "tests" / "catalog" / "lifecycles"
 _CHAIN = re.compile(r'(?:\.[A-Za-z_][A-Za-z0-9_]*|\["[^"]+"\]|\[\d*\]\??)+')
 _STEP = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\["([^"]+)"\]|(\[\d*\]\??)')
 #: Integer fields that count pods (what "replicas fields" compares).
@@ -140,6 +144,47 @@ def compare(karta: Any, schemas: Sequence[KindSchema]) -> dict[str, Any]:
     }
 
 
+def counts_agree(
+    karta: Any, schemas: Sequence[KindSchema], objects: Sequence[dict[str, Any]]
+) -> tuple[int, int]:
+    """On real objects (the lifecycle fixtures): for how many (object, catalog pod location)
+    pairs the draft's replicas give the catalog's desired pods (summed over instances)."""
+    from workload_map.errors import WorkloadMapError
+    from workload_map.resolve import compile_definition, resolve
+
+    gvk = karta.root_gvk
+    drafted = (
+        load_definitions(draft_from_schemas(schemas, kind=gvk.kind, version=gvk.version, source="bench").text)
+        .definitions[0]
+        .karta
+    )
+    theirs, ours = compile_definition(karta), compile_definition(drafted)
+    agree = total = 0
+    for obj in objects:
+        try:
+            want, got = resolve(theirs, obj), resolve(ours, obj)
+        except WorkloadMapError:
+            continue
+        for comp in _components(karta):
+            pairs = [
+                (loc, d, dc)
+                for loc in _pod_locations(comp)
+                for dc in _components(drafted)
+                for d in _pod_locations(dc)
+                if _matches(loc, d)
+            ]
+            if not pairs or comp.name not in want.components:
+                continue
+            loc, dloc, hit = pairs[0]
+            # A concrete key where the draft iterates a map (Kubeflow's Master): that instance only.
+            keys = {c for c, d in zip(loc, dloc, strict=True) if d == "*" and c != "*"}
+            instances = [i for i in got.components[hit.name].instances if not keys or i.id in keys]
+            total += 1
+            expected = sum(i.desired_replicas or 0 for i in want.components[comp.name].instances)
+            agree += expected == sum(i.desired_replicas or 0 for i in instances)
+    return agree, total
+
+
 def _status_path(status: Any, what: str) -> str | None:
     if status is None:
         return None
@@ -167,7 +212,7 @@ def main(argv: Iterable[str] | None = None) -> int:
         return 2
     index = _crd_index(crds)
     rows = []
-    totals = {"pods": [0, 0], "fields": [0, 0], "status": [0, 0]}
+    totals = {"pods": [0, 0], "fields": [0, 0], "status": [0, 0], "counts": [0, 0]}
     for path in sorted(DATA_DIR.glob("*.yaml")):
         karta = load_definitions(str(path)).definitions[0].karta
         gvk = karta.root_gvk
@@ -175,21 +220,26 @@ def main(argv: Iterable[str] | None = None) -> int:
         if not schemas:
             continue
         result = compare(karta, schemas)
+        fixtures = (
+            sorted((LIFECYCLES / path.stem).glob("*.yaml")) if (LIFECYCLES / path.stem).is_dir() else []
+        )
+        objects = [yaml.safe_load(f.read_text())["object"] for f in fixtures]
+        result["counts"] = counts_agree(karta, schemas, objects)
         for key in totals:
             totals[key][0] += result[key][0]
             totals[key][1] += result[key][1]
         rows.append((karta.name, result))
     width = max(len(name) for name, _ in rows)
-    print(f"{'definition':<{width}}  pods     replicas  status   missed")
+    print(f"{'definition':<{width}}  pods     replicas  counts   status   missed")
     for name, r in rows:
         missed = "; ".join(r["missing"]) or "-"
-        print(
-            f"{name:<{width}}  {_cell(r['pods']):<8} {_cell(r['fields']):<9} {_cell(r['status']):<8} {missed}"
+        cells = (
+            f"{_cell(r['pods']):<8} {_cell(r['fields']):<9} {_cell(r['counts']):<8} {_cell(r['status']):<8}"
         )
-    print(
-        f"{'TOTAL':<{width}}  {_cell(tuple(totals['pods'])):<8} {_cell(tuple(totals['fields'])):<9} "  # type: ignore[arg-type]
-        f"{_cell(tuple(totals['status'])):<8} ({len(rows)} definitions with a CRD in the corpus)"  # type: ignore[arg-type]
-    )
+        print(f"{name:<{width}}  {cells} {missed}")
+    widths = (("pods", 8), ("fields", 9), ("counts", 8), ("status", 8))
+    cells = " ".join(f"{_cell((totals[k][0], totals[k][1])):<{w}}" for k, w in widths)
+    print(f"{'TOTAL':<{width}}  {cells} ({len(rows)} definitions with a CRD in the corpus)")
     complete = totals["pods"][0] == totals["pods"][1] and totals["fields"][0] == totals["fields"][1]
     return 1 if args.check and not complete else 0
 

@@ -5,6 +5,7 @@ table; this pins it)."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,7 @@ def test_every_draft_validates_and_lints_clean(path: Path, kind: str) -> None:
             assert lines[i - 1].strip().startswith("#"), line
 
 
+@functools.lru_cache(maxsize=1)
 def _catalog_with_crds() -> list[tuple[str, list]]:
     if not CRDS.is_dir():
         return []
@@ -166,3 +168,29 @@ def test_a_condition_type_enum_is_mapped_by_name() -> None:
         not loaded.errors
         and [f for f in validate_definition(loaded.definitions[0].karta) if f.severity == "error"] == []
     )
+
+
+#: Families where the schema says all there is to count: the draft's replicas give the catalog's
+#: desired pods on every lifecycle fixture (bench/bench_generate.py prints the other rows).
+COUNTED_EXACTLY = (
+    "jobset-x-k8s-io-jobset-v1alpha2",
+    "batch-volcano-sh-job-v1alpha1",
+    "kubeflow-org-jaxjob-v1",
+    "kubeflow-org-mpijob-v2beta1",
+    "kubeflow-org-pytorchjob-v1",
+    "kubeflow-org-tfjob-v1",
+    "ray-io-raycluster-v1",
+    "ray-io-rayjob-v1",
+    "ray-io-rayservice-v1",
+)
+
+
+@pytest.mark.parametrize("slug", COUNTED_EXACTLY)
+def test_drafted_replicas_count_what_the_catalog_counts(slug: str) -> None:
+    from bench.bench_generate import LIFECYCLES, counts_agree
+
+    schemas = dict(_catalog_with_crds())[slug]
+    karta = load_definitions(str(DATA_DIR / f"{slug}.yaml")).definitions[0].karta
+    objects = [yaml.safe_load(p.read_text())["object"] for p in sorted((LIFECYCLES / slug).glob("*.yaml"))]
+    agree, total = counts_agree(karta, schemas, objects)
+    assert total >= len(objects) and agree == total
