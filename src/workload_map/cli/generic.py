@@ -28,10 +28,23 @@ def _resource(session: Session, token: str) -> APIResource:
         raise CommandError(str(exc), 4) from exc
 
 
-def _owned(session: Session, pods: list[dict[str, Any]], uids: set[str]) -> dict[str, list[Any]]:
+def _owned_pods(
+    session: Session, namespace: str | None, uids: set[str], unknown: str
+) -> dict[str, list[Any]] | None:
+    """The pods of ``namespace`` (all when ``None``) by the owner in ``uids`` their chain reaches;
+    ``None`` (after warning that ``unknown``) when the user may not list pods."""
     from workload_map.cluster.owners import make_owner_lookup
+    from workload_map.errors import ForbiddenError
+    from workload_map.kube.objects import api_path
     from workload_map.kube.owners import index_by_owner
 
+    try:
+        pods = session.client().list_all(api_path("v1", "pods", namespace or None))
+    except ForbiddenError as exc:
+        session.state.warn(f"not allowed to list pods, so {unknown}: {exc}")
+        return None
+    if not pods:
+        return {}
     return index_by_owner(pods, uids, make_owner_lookup(session.client(), session.discovery()))
 
 
@@ -39,7 +52,6 @@ def generic_rows(
     session: Session, token: str, *, namespace: str | None, selector: str, fields: str
 ) -> list[WorkloadView]:
     """Every object of ``token``'s type (in ``namespace``, or all), each with its pods."""
-    from workload_map.errors import ForbiddenError
     from workload_map.kube.objects import uid_of
     from workload_map.views.generic import generic_view
 
@@ -56,18 +68,14 @@ def generic_rows(
         if len(objects) >= MAX_OBJECTS:
             session.state.warn(f"more than {MAX_OBJECTS} {res.name}: the first {MAX_OBJECTS} are shown")
             break
-    pods: list[dict[str, Any]] | None
-    try:
-        pods = client.list_all(f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods")
-    except ForbiddenError as exc:
-        session.state.warn(f"not allowed to list pods, so pods and requests are unknown: {exc}")
-        pods = None
-    owned = _owned(session, pods, {uid_of(o) for o in objects if uid_of(o)}) if pods else {}
-    return [generic_view(o, None if pods is None else owned.get(uid_of(o), []))[0] for o in objects]
+    owned = _owned_pods(
+        session, namespace, {uid_of(o) for o in objects if uid_of(o)}, "pods and requests are unknown"
+    )
+    return [generic_view(o, None if owned is None else owned.get(uid_of(o), []))[0] for o in objects]
 
 
 def generic_detail(session: Session, token: str, name: str) -> DescribeView:
-    from workload_map.errors import ForbiddenError, NotFoundError
+    from workload_map.errors import NotFoundError
     from workload_map.kube.objects import namespace_of, uid_of
     from workload_map.views.generic import generic_describe
 
@@ -81,16 +89,6 @@ def generic_detail(session: Session, token: str, name: str) -> DescribeView:
         raise WorkloadNotFoundError(f'{res.kind} "{name}" not found{where}') from exc
     obj.setdefault("apiVersion", res.group_version)
     obj.setdefault("kind", res.kind)
-    ns = namespace_of(obj)
-    pods: list[dict[str, Any]] | None
-    try:
-        pods = client.list_all(f"/api/v1/namespaces/{ns}/pods" if ns else "/api/v1/pods")
-    except ForbiddenError as exc:
-        session.state.warn(f"not allowed to list pods, so the pods are not shown: {exc}")
-        pods = None
-    mine = (
-        _owned(session, pods, {uid_of(obj)}).get(uid_of(obj), [])
-        if pods
-        else ([] if pods is not None else None)
-    )
+    owned = _owned_pods(session, namespace_of(obj) or None, {uid_of(obj)}, "the pods are not shown")
+    mine = None if owned is None else owned.get(uid_of(obj), [])
     return generic_describe(obj, mine)[0]

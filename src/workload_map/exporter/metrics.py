@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workload_map.errors import WorkloadMapError
 from workload_map.exporter.exposition import Family
 from workload_map.model.definition import ResourceStatus
 from workload_map.resolve.pods import PodAttribution
@@ -298,8 +296,7 @@ def render_generic(
     """The lines of a workload read generically (``--generic-types``): its info series (definition
     and origin ``generic``), its phase by kstatus's rules, the requests of the pods its owner chain
     reaches and those pods as one component, ``pods``."""
-    from workload_map.resolve.pods import pod_status
-    from workload_map.resolve.resources import EMPTY_TOTALS, pod_spec_totals
+    from workload_map.resolve.pods import pod_info
 
     out: dict[str, list[str]] = {}
 
@@ -311,13 +308,9 @@ def render_generic(
     add(PRIMARY_PHASE, [*base, ("phase", phase)], 1)
     for p in ALL_PHASES:
         add(PHASE, [*base, ("phase", p)], 1 if p == phase else 0)
-    totals = EMPTY_TOTALS
-    ready = 0
-    for pod in pods.values():
-        with contextlib.suppress(WorkloadMapError):  # a pod whose requests cannot be read adds nothing
-            totals = totals + pod_spec_totals(pod.get("spec"))
-        ready += 1 if pod_status(pod)[1] else 0
-    for resource, unit, value in resource_samples(totals):
+    infos = [pod_info(pod, "pods") for pod in pods.values()]
+    ready = sum(1 for i in infos if i.ready)
+    for resource, unit, value in resource_samples(sum_totals(i.resources for i in infos)):
         add(RESOURCE_REQUESTS, [*base, ("resource", resource), ("unit", unit)], value)
     comp = [*base, ("component", "pods")]
     add(COMPONENT_PODS, [*comp, ("state", "desired")], len(pods))

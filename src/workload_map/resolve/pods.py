@@ -280,6 +280,32 @@ def pod_status(pod: Mapping[str, Any]) -> tuple[str | None, bool, str | None, st
     return _str(status.get("phase")), ready, reason, _str(spec.get("nodeName"))
 
 
+def pod_info(
+    pod: Mapping[str, Any], component: str, instance_id: str = "", replica_key: str | None = None
+) -> PodInfo:
+    """``pod`` as a :class:`PodInfo` of ``component``: its phase, readiness and the reason,
+    kubectl's STATUS and RESTARTS, why it is not ready, containers, readiness gates, requests."""
+    phase, ready, reason, node = pod_status(pod)
+    shown, restart_count = status_and_restarts(pod)
+    return PodInfo(
+        name=pod_name(pod),
+        namespace=_str(_meta(pod).get("namespace")),
+        component=component,
+        instance_id=instance_id,
+        replica_key=replica_key,
+        phase=phase,
+        ready=ready,
+        reason=reason,
+        node=node,
+        resources=_pod_resources(pod),
+        status=shown,
+        restarts=restart_count,
+        message=not_ready_message(pod),
+        containers=containers(pod),
+        readiness_gates=_gates_text(pod),
+    )
+
+
 def _gates_text(pod: Mapping[str, Any]) -> str | None:
     ready, total, _ = readiness_gates(pod)
     return f"{ready}/{total}" if total else None
@@ -362,26 +388,7 @@ def attribute_pods(
         except PodQueryError as exc:
             unattributed.append(UnattributedPod(name, str(exc)))
             continue
-        phase, ready, reason, node = pod_status(pod)
-        shown, restart_count = status_and_restarts(pod)
-        info = PodInfo(
-            name=name,
-            namespace=_str(_meta(pod).get("namespace")),
-            component=component,
-            instance_id=instance,
-            replica_key=replica,
-            phase=phase,
-            ready=ready,
-            reason=reason,
-            node=node,
-            resources=_pod_resources(pod),
-            status=shown,
-            restarts=restart_count,
-            message=not_ready_message(pod),
-            containers=containers(pod),
-            readiness_gates=_gates_text(pod),
-        )
-        buckets.setdefault((component, instance), []).append(info)
+        buckets.setdefault((component, instance), []).append(pod_info(pod, component, instance, replica))
     result: dict[str, ComponentPods] = {}
     for comp_name in reversed(list(cd.components)):  # children before parents
         comp = cd.component(comp_name)
@@ -435,5 +442,6 @@ __all__ = [
     "UnattributedPod",
     "attribute_pods",
     "belongs_to",
+    "pod_info",
     "pod_status",
 ]

@@ -464,9 +464,8 @@ class Api:
     def generic_workloads(self, request: Request) -> JSON:
         """Objects of a type no definition covers, read generically (views.generic): kstatus
         phase, the pods their owner chains reach (from the pod cache) and their requests."""
-        from workload_map.kube.objects import uid_of
-        from workload_map.kube.owners import index_by_owner
-        from workload_map.server.workloads import may_list_pods
+        from workload_map.kube.objects import namespace_of, uid_of
+        from workload_map.server.workloads import may_list_pods, pods_by_workload
         from workload_map.views.generic import generic_view
 
         user = self.user(request)
@@ -485,23 +484,22 @@ class Api:
             objects = self.state.client.list_all(res.path(namespace or None))[:MAX_GENERIC]
         except ClusterError as exc:
             raise from_cluster_error(exc, f"list {res.name}") from exc
-        allowed_pods: dict[str, bool] = {}
-        pods = []
-        for pod in self.state.pods().store.list():
-            ns = str((pod.get("metadata") or {}).get("namespace") or "")
-            if namespace and ns != namespace:
-                continue
-            if ns not in allowed_pods:
-                allowed_pods[ns] = may_list_pods(self.authz, user, ns)
-            if allowed_pods[ns]:
-                pods.append(pod)
-        owned = index_by_owner(pods, {uid_of(o) for o in objects if uid_of(o)}, self.state.owner_lookup())
+        objects = [{"apiVersion": res.group_version, "kind": res.kind, **obj} for obj in objects]
+        namespaces = {namespace_of(o) for o in objects}
+        owned = (
+            pods_by_workload(
+                self.state,
+                self.authz,
+                user,
+                namespaces,
+                {uid_of(o) for o in objects if uid_of(o)},
+                self.state.owner_lookup(),
+            )
+            or {}
+        )
         items = []
         for obj in objects:
-            obj.setdefault("apiVersion", res.group_version)
-            obj.setdefault("kind", res.kind)
-            ns = str((obj.get("metadata") or {}).get("namespace") or "")
-            known = allowed_pods.get(ns, may_list_pods(self.authz, user, ns))
+            known = may_list_pods(self.authz, user, namespace_of(obj))  # cached per namespace
             view, status = generic_view(obj, owned.get(uid_of(obj), []) if known else None)
             items.append({**view.to_dict(), "kstatus": {"status": status.status, "message": status.message}})
         return JSON({"items": items, "resource": res.qualified_name, "generic": True})

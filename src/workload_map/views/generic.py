@@ -9,17 +9,15 @@ from typing import Any
 
 from workload_map.kube.kstatus import GENERIC, PHASE_OF, KStatus, kstatus
 from workload_map.kube.objects import labels_of, meta
-from workload_map.kube.podstatus import containers, not_ready_message, status_and_restarts
-from workload_map.resolve.pods import pod_status
-from workload_map.resolve.resources import pod_spec_totals
+from workload_map.resolve.pods import pod_info
 from workload_map.views.model import (
     ComponentSummary,
     ComponentView,
     DescribeView,
     PodView,
     Replicas,
-    Resources,
     WorkloadView,
+    pod_view,
     total,
 )
 
@@ -27,24 +25,7 @@ __all__ = ["generic_describe", "generic_view"]
 
 
 def _pod_view(pod: Mapping[str, Any]) -> PodView:
-    phase, ready, reason, node = pod_status(pod)
-    shown, restarts = status_and_restarts(pod)
-    try:
-        res = Resources.of(pod_spec_totals(pod.get("spec")))
-    except Exception:
-        res = Resources()
-    return PodView(
-        str(meta(pod).get("name") or ""),
-        phase or "Unknown",
-        ready,
-        node,
-        reason,
-        res,
-        shown,
-        restarts,
-        not_ready_message(pod),
-        containers(pod),
-    )
+    return pod_view(pod_info(pod, "pods"))
 
 
 def generic_view(

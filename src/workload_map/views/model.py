@@ -409,7 +409,8 @@ def error_view(obj: Mapping[str, Any], *, definition: str, origin: str, error: s
     )
 
 
-def _pod_view(p: PodInfo) -> PodView:
+def pod_view(p: PodInfo) -> PodView:
+    """The row of one attributed pod."""
     return PodView(
         p.name,
         p.phase or "Unknown",
@@ -503,7 +504,7 @@ class _Builder:
         replica: _Replica | None = None,
     ) -> ComponentView | None:
         inst = inode.instance if inode is not None else None
-        pod_views = tuple(_pod_view(p) for p in pods)
+        pod_views = tuple(pod_view(p) for p in pods)
         if comp.has_pod_definition and inst is not None:
             own_desired = inst.scale.desired
             own_res = Resources.of(inst.resources)
