@@ -126,3 +126,13 @@ def test_bad_input_exit_codes(tmp_path: Path) -> None:
     )
     rc, _, err = wmap("test", "pod", str(pods_without_list))
     assert rc == exit_codes.USAGE and "expect.pods needs" in err
+
+
+def test_endless_input_files_end_in_a_message() -> None:
+    """A path that never ends (/dev/zero reports size 0) is read up to its bound, then refused."""
+    rc, _, err = wmap("describe", "-f", "/dev/zero")
+    assert rc == exit_codes.USAGE and "/dev/zero: larger than 16 MiB" in err
+    rc, _, err = wmap("get", "jobsets", "-o", "custom-columns-file=/dev/zero")
+    assert rc == exit_codes.USAGE and "/dev/zero: larger than 64 KiB" in err
+    rc, _, err = wmap("generate", "--crd", "/dev/zero")
+    assert rc == exit_codes.USAGE and "larger than 32 MiB" in err

@@ -19,14 +19,21 @@ if TYPE_CHECKING:
 __all__ = [
     "echo_no_definition",
     "entry_for_manifest",
+    "read_documents",
     "read_manifest",
     "read_objects",
 ]
 
 
-def _documents(path: str) -> tuple[str, list[Any]]:
+#: Largest manifest, object or case file read (a path such as /dev/zero ends in a message).
+MAX_INPUT_BYTES = 16 * 1024 * 1024
+
+
+def read_documents(path: str) -> tuple[str, list[Any]]:
     """The label (``stdin`` or the path) and the non-empty YAML/JSON documents of ``path`` or
-    ``-``; unreadable or unparseable input is a usage error (exit 2) naming the file."""
+    ``-``, at most :data:`MAX_INPUT_BYTES` read; unreadable, too large or unparseable input is a
+    usage error (exit 2) naming the file. YAML is read by the project's loader (alias
+    expansion bounded)."""
     import sys
 
     from workload_map.errors import DefinitionError
@@ -35,10 +42,14 @@ def _documents(path: str) -> tuple[str, list[Any]]:
     label = "stdin" if path == "-" else path
     try:
         if path == "-":
-            text = sys.stdin.read()
+            text = sys.stdin.read(MAX_INPUT_BYTES + 1)
         else:
             with open(path, encoding="utf-8-sig") as fh:
-                text = fh.read()
+                text = fh.read(MAX_INPUT_BYTES + 1)
+        if len(text) > MAX_INPUT_BYTES:
+            raise CommandError(
+                f"{label}: larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB", exit_codes.USAGE
+            )
     except OSError as exc:
         raise CommandError(f"cannot read {label}: {exc.strerror or exc}", exit_codes.USAGE) from exc
     except UnicodeDecodeError as exc:
@@ -51,7 +62,7 @@ def _documents(path: str) -> tuple[str, list[Any]]:
 
 def read_manifest(path: str) -> dict[str, Any]:
     """One workload manifest from a file or ``-`` (stdin); usage errors as spec 5.5."""
-    label, docs = _documents(path)
+    label, docs = read_documents(path)
     if len(docs) > 1:
         raise CommandError(
             f"{label} holds more than one document; describe reads one workload", exit_codes.USAGE
@@ -67,7 +78,7 @@ def read_manifest(path: str) -> dict[str, Any]:
 def read_objects(path: str) -> list[Mapping[str, Any]]:
     """Every object of a file (or ``-``): YAML/JSON documents, ``*List`` documents expanded
     (``kubectl get -o yaml``), lifecycle fixtures (``object`` + ``expect``) unwrapped."""
-    label, docs = _documents(path)
+    label, docs = read_documents(path)
     out: list[Mapping[str, Any]] = []
     for d in docs:
         if (

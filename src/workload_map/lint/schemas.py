@@ -39,6 +39,10 @@ __all__ = [
 ]
 
 
+#: Largest CRD file read (the biggest in the corpus, KServe's, is well under 2 MiB).
+MAX_CRD_FILE = 32 * 1024 * 1024
+
+
 class SchemaError(WorkloadMapError):
     """A CRD file cannot be read, or it is not a CRD."""
 
@@ -114,9 +118,12 @@ def load_crd_file(path: str | Path) -> list[KindSchema]:
     Raises :class:`SchemaError` for an unreadable file or one without any CRD."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        with p.open(encoding="utf-8") as fh:
+            text = fh.read(MAX_CRD_FILE + 1)  # bounded however the file claims its size (/dev/zero)
     except (OSError, UnicodeDecodeError) as exc:
         raise SchemaError(f"cannot read CRD file {path}: {exc}") from exc
+    if len(text) > MAX_CRD_FILE:
+        raise SchemaError(f"CRD file {path} is larger than {MAX_CRD_FILE // (1024 * 1024)} MiB")
     from workload_map.model.loader import load_yaml_documents
 
     try:

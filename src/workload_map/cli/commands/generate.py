@@ -16,9 +16,6 @@ from workload_map.cli.errors import CommandError
 from workload_map.cli.main import get_state
 from workload_map.errors import WorkloadMapError
 
-#: CRD files read at most.
-MAX_CRD_BYTES = 32 * 1024 * 1024
-
 
 @click.command(
     "generate",
@@ -50,13 +47,6 @@ def command(type_word: str | None, crd: str | None, kind: str | None, version: s
     try:
         if crd is not None:
             path = Path(crd)
-            try:
-                if path.stat().st_size > MAX_CRD_BYTES:
-                    raise CommandError(
-                        f"{crd}: larger than {MAX_CRD_BYTES // (1024 * 1024)} MiB", exit_codes.USAGE
-                    )
-            except OSError as exc:
-                raise CommandError(f"{crd}: {exc.strerror or exc}", exit_codes.USAGE) from None
             schemas = load_crd_file(path)
             source = path.name
         else:

@@ -18,7 +18,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -218,13 +217,14 @@ MAX_FORMAT_FILE = 64 * 1024
 
 def _format_file(arg: str) -> str:
     """The text of a ``*-file=`` format argument (usage error naming the file)."""
-    path = Path(arg)
     try:
-        if path.stat().st_size > MAX_FORMAT_FILE:
-            raise click.UsageError(f"{arg}: larger than {MAX_FORMAT_FILE // 1024} KiB")
-        return path.read_text(encoding="utf-8")
+        with open(arg, encoding="utf-8") as fh:
+            text = fh.read(MAX_FORMAT_FILE + 1)  # bounded however the file claims its size (/dev/zero)
     except (OSError, UnicodeDecodeError) as exc:
         raise click.UsageError(f"{arg}: {exc}") from None
+    if len(text) > MAX_FORMAT_FILE:
+        raise click.UsageError(f"{arg}: larger than {MAX_FORMAT_FILE // 1024} KiB")
+    return text
 
 
 def _jsonpath(fmt: str) -> Template:

@@ -23,6 +23,7 @@ from workload_map.cli.common import (
 )
 from workload_map.cli.completion_support import complete_definition
 from workload_map.cli.errors import CommandError
+from workload_map.cli.live import read_documents
 from workload_map.cli.main import get_state
 from workload_map.errors import WorkloadMapError
 
@@ -31,9 +32,9 @@ if TYPE_CHECKING:
     from workload_map.model.definition import Karta
 
 FORMATS = ("table", "json", "yaml")
-#: Case files read at most (a directory argument is expanded), and bytes per file.
+#: Case files read at most (a directory argument is expanded); each is read by
+#: cli.live.read_documents (bounded in size and in YAML alias expansion).
 MAX_FILES = 10_000
-MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
 def _case_files(args: tuple[str, ...]) -> list[Path]:
@@ -51,18 +52,6 @@ def _case_files(args: tuple[str, ...]) -> list[Path]:
     if not out:
         raise click.UsageError("no case files (give files or directories holding *.yaml)")
     return out
-
-
-def _read(path: Path) -> list[object]:
-    import yaml
-
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise CommandError(f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB", exit_codes.USAGE)
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        return [d for d in yaml.load_all(path.read_text(encoding="utf-8"), Loader=loader) if d is not None]
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise CommandError(f"{path}: {exc}", exit_codes.USAGE) from None
 
 
 @click.command(
@@ -103,7 +92,7 @@ def command(definition: str, cases: tuple[str, ...], rule: str) -> None:
     results = []
     for path in _case_files(cases):
         try:
-            results += check_file(karta, str(path), _read(path), rule=rule)
+            results += check_file(karta, str(path), read_documents(str(path))[1], rule=rule)
         except CaseError as exc:
             raise CommandError(str(exc), exit_codes.USAGE) from None
     failed = [r for r in results if not r.passed]
