@@ -1,7 +1,8 @@
 """The shipped Prometheus rules and every query of docs/metrics.md, checked by Prometheus' own
 promtool: rules parse (``promtool check rules``), the recording rules and alerts give the expected
-values on synthetic DCGM, cAdvisor and exporter series (``promtool test rules``), and the
-PrometheusRule manifest carries the same groups as the plain rules file."""
+values on synthetic DCGM, cAdvisor and exporter series (``promtool test rules``), every query of
+the docs parses and returns, on the same series, the samples doc-queries.expected.yaml gives it,
+and the PrometheusRule manifest carries the same groups as the plain rules file."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -19,6 +21,7 @@ RULES = RULES_DIR / "wmap-rules.yaml"
 RULES_TESTS = RULES_DIR / "wmap-rules.test.yaml"
 PROMETHEUS_RULE = RULES_DIR / "wmap-prometheusrule.yaml"
 METRICS_DOC = ROOT / "docs" / "metrics.md"
+DOC_RESULTS = Path(__file__).with_name("doc-queries.expected.yaml")
 
 PROMTOOL = shutil.which("promtool")
 needs_promtool = pytest.mark.skipif(
@@ -69,6 +72,44 @@ def test_every_documented_query_parses(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(rules))
     result = _promtool("check", "rules", str(path), cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _doc_results_test_file(tmp_path: Path, expected: dict[str, Any]) -> Path:
+    """A ``promtool test rules`` file evaluating each entry of ``expected`` on the rules test's
+    synthetic series (both input groups merged) and the entry's own extra series."""
+    shipped = yaml.safe_load(RULES_TESTS.read_text())
+    series = [s for group in shipped["tests"] for s in group["input_series"]]
+    test = {
+        "interval": "1m",
+        "input_series": series + expected["input_series"],
+        "promql_expr_test": [
+            {"expr": q["query"], "eval_time": expected["eval_time"], "exp_samples": q["exp_samples"]}
+            for q in expected["queries"]
+        ],
+    }
+    path = tmp_path / "doc-queries.test.yaml"
+    path.write_text(yaml.safe_dump({"rule_files": [], "evaluation_interval": "1m", "tests": [test]}))
+    return path
+
+
+@needs_promtool
+def test_every_documented_query_gives_its_result(tmp_path: Path) -> None:
+    """Each documented query runs in Prometheus on synthetic DCGM, cAdvisor and exporter series
+    and returns exactly the samples written beside it: a join that matches nothing (a renamed
+    label, a many-to-many match) fails here although it parses."""
+    expected = yaml.safe_load(DOC_RESULTS.read_text())
+    assert [q["query"].strip() for q in expected["queries"]] == doc_queries()
+    result = _promtool("test", "rules", str(_doc_results_test_file(tmp_path, expected)), cwd=tmp_path)
+    assert result.returncode == 0 and "SUCCESS" in result.stdout, result.stdout + result.stderr
+
+
+@needs_promtool
+def test_a_wrong_documented_result_is_caught(tmp_path: Path) -> None:
+    """The check above can fail: the same queries with one expected value changed."""
+    expected = yaml.safe_load(DOC_RESULTS.read_text())
+    expected["queries"][0]["exp_samples"][0]["value"] += 1
+    result = _promtool("test", "rules", str(_doc_results_test_file(tmp_path, expected)), cwd=tmp_path)
+    assert result.returncode != 0 and "FAILED" in (result.stdout + result.stderr)
 
 
 @needs_promtool
