@@ -4,7 +4,8 @@ For every catalog definition whose root kind has a CRD in ``$WMAP_SHARED_DIR/crd
 ``../shared/crds``), draft a definition from that CRD at the definition's version and compare:
 
 - **pods**: the catalog's pod locations (the pod spec a podTemplateSpecPath, podSpecPath or
-  fragmented ``containersPath`` points at, lists and map keys as ``*``) found among the draft's;
+  fragmented ``containersPath`` points at, lists and map keys as ``*``) found among the draft's
+  (each draft component by its first path: a fallback after ``//`` is not its own location);
 - **replicas**: for each catalog component with a replicasPath whose pod location the draft
   found, the integer fields that path reads (``replicas``, ``parallelism``, ``numOfHosts``...)
   that the draft's replicasPath for the same location reads too;
@@ -103,7 +104,7 @@ def compare(karta: Any, schemas: Sequence[KindSchema]) -> dict[str, Any]:
     gvk = karta.root_gvk
     draft = draft_from_schemas(schemas, kind=gvk.kind, version=gvk.version, source="bench")
     drafted = load_definitions(draft.text).definitions[0].karta
-    draft_pods = [(loc, c) for c in _components(drafted) for loc in _pod_locations(c)]
+    draft_pods = [(loc, c) for c in _components(drafted) for loc in _pod_locations(c)[:1]]
     pods_total = pods_found = fields_total = fields_found = 0
     missing: list[str] = []
     for comp in _components(karta):
@@ -170,7 +171,7 @@ def counts_agree(
                 (loc, d, dc)
                 for loc in _pod_locations(comp)
                 for dc in _components(drafted)
-                for d in _pod_locations(dc)
+                for d in _pod_locations(dc)[:1]
                 if _matches(loc, d)
             ]
             if not pairs or comp.name not in want.components:

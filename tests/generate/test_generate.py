@@ -75,27 +75,14 @@ def _catalog_with_crds() -> list[tuple[str, list]]:
     return out
 
 
-#: Replica fields of the catalog the schema cannot give: LLMInferenceService's
-#: ``parallelism`` is an object (data, dataLocal, pipeline) whose meaning is KServe's.
-KNOWN_MISSES = {
-    "serving-kserve-io-llminferenceservice-v1alpha1": {
-        "worker replicas field parallelism",
-        "prefill-worker replicas field parallelism",
-    },
-    "serving-kserve-io-llminferenceservice-v1alpha2": {
-        "worker replicas field parallelism",
-        "prefill-worker replicas field parallelism",
-    },
-}
-
-
 @pytest.mark.parametrize(("slug", "schemas"), _catalog_with_crds(), ids=[s for s, _ in _catalog_with_crds()])
 def test_the_draft_reproduces_the_catalog(slug: str, schemas: list) -> None:
     karta = load_definitions(str(DATA_DIR / f"{slug}.yaml")).definitions[0].karta
     result = compare(karta, schemas)
     assert result["pods"][0] == result["pods"][1]
     assert result["status"][0] == result["status"][1]
-    assert set(result["missing"]) == KNOWN_MISSES.get(slug, set())
+    assert result["fields"][0] == result["fields"][1]
+    assert result["missing"] == []
 
 
 def test_version_and_kind_choice() -> None:
@@ -170,27 +157,43 @@ def test_a_condition_type_enum_is_mapped_by_name() -> None:
     )
 
 
-#: Families where the schema says all there is to count: the draft's replicas give the catalog's
-#: desired pods on every lifecycle fixture (bench/bench_generate.py prints the other rows).
-COUNTED_EXACTLY = (
-    "jobset-x-k8s-io-jobset-v1alpha2",
-    "batch-volcano-sh-job-v1alpha1",
-    "kubeflow-org-jaxjob-v1",
-    "kubeflow-org-mpijob-v2beta1",
-    "kubeflow-org-pytorchjob-v1",
-    "kubeflow-org-tfjob-v1",
-    "ray-io-raycluster-v1",
-    "ray-io-rayjob-v1",
-    "ray-io-rayservice-v1",
-)
+#: Where the draft's pod counts differ from the catalog's on real objects, and why.
+COUNT_LIMITS = {
+    # The revision's pods come from the template annotation autoscaling.knative.dev/min-scale,
+    # which no schema names.
+    "serving-knative-dev-service-v1": "min-scale annotation",
+}
 
 
-@pytest.mark.parametrize("slug", COUNTED_EXACTLY)
+def _with_fixtures() -> list[str]:
+    """Catalog families with lifecycle fixtures whose definition reads pod templates or specs
+    (NIMService, Milvus and the like create theirs from fields, which the bench leaves out)."""
+    from bench.bench_generate import LIFECYCLES, _components, _pod_locations
+
+    out = []
+    for slug, _ in _catalog_with_crds():
+        karta = load_definitions(str(DATA_DIR / f"{slug}.yaml")).definitions[0].karta
+        if any((LIFECYCLES / slug).glob("*.yaml")) and any(_pod_locations(c) for c in _components(karta)):
+            out.append(slug)
+    return out
+
+
+@pytest.mark.parametrize("slug", _with_fixtures())
 def test_drafted_replicas_count_what_the_catalog_counts(slug: str) -> None:
+    """On every lifecycle fixture (real objects) the draft's replicas give the catalog's desired
+    pods for each pod location, except where COUNT_LIMITS says the count is not in the schema."""
     from bench.bench_generate import LIFECYCLES, counts_agree
 
     schemas = dict(_catalog_with_crds())[slug]
     karta = load_definitions(str(DATA_DIR / f"{slug}.yaml")).definitions[0].karta
     objects = [yaml.safe_load(p.read_text())["object"] for p in sorted((LIFECYCLES / slug).glob("*.yaml"))]
     agree, total = counts_agree(karta, schemas, objects)
-    assert total >= len(objects) and agree == total
+    assert total >= len(objects)
+    if slug in COUNT_LIMITS:
+        assert agree < total, f"{slug} now counts exactly: drop it from COUNT_LIMITS"
+    else:
+        assert agree == total
+
+
+def test_every_family_with_fixtures_is_counted() -> None:
+    assert len(_with_fixtures()) >= 20 and set(COUNT_LIMITS) <= set(_with_fixtures())

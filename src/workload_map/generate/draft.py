@@ -10,11 +10,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from workload_map.generate.infer import (
+    Count,
+    Path,
     PodSource,
     Scale,
     Schema,
     StatusGuess,
     Step,
+    Suspend,
     find_pod_sources,
     find_status,
     find_suspend,
@@ -65,19 +68,56 @@ def _name(group: str, kind: str, version: str) -> str:
     return f"{base}-{kind.lower()}-{version.lower()}"
 
 
+def _count(count: Count, fallback: Path | None = None) -> str:
+    """``(.replicas // 1)``: the field, the autoscaling minimum when it is absent, then its
+    schema default (1 when none); a guarded count is 1 while its object is absent."""
+    default = count.default if count.default is not None else 1
+    minimum = f" // {_rel(fallback)}" if fallback is not None else ""
+    value = f"({_rel(count.path)}{minimum} // {default})"
+    if count.nodes:
+        value = (
+            f"({_rel(count.path)} | if (.data // 0) > 0 then ((.data / (.dataLocal // 1)) | floor) "
+            "else (.pipeline // 1) end)"
+        )
+    if count.guard is not None:
+        value = f"(if {_rel(count.guard)} then {value} else 1 end)"
+    return f"({value} - 1)" if count.less_one else value
+
+
 def _terms(scale: Scale) -> list[str]:
     """The factors of the pod count: the base (falling back to the autoscaling minimum), each
-    multiplier, and a Job's ``min(parallelism, completions)``."""
+    multiplier (outer ones as the variables :func:`_bindings` sets), a Job's
+    ``min(parallelism, completions)``, and the replicas of a group naming the instance."""
     out: list[str] = []
     if scale.base is not None:
-        fallback = f" // {_rel(scale.minimum)}" if scale.minimum is not None else ""
-        out.append(f"({_rel(scale.base)}{fallback} // 1)")
-    for m in scale.multipliers:
-        if scale.completions is not None and m[-1].name == "parallelism":
-            p, c = _rel(m), _rel(scale.completions)
+        out.append(_count(scale.base, scale.minimum))
+    elif scale.minimum is not None:  # autoscaled only: the minimum is what is asked for
+        out.append(f"({_rel(scale.minimum)} // 1)")
+    for i, m in enumerate(scale.multipliers):
+        if m.outer:
+            out.append(f"$outer{i}")
+        elif scale.completions is not None and m.path[-1].name == "parallelism":
+            p, c = _rel(m.path), _rel(scale.completions)
             out.append(f"([({p} // 1), ({c} // ({p} // 1))] | min)")
         else:
-            out.append(f"({_rel(m)} // 1)")
+            out.append(_count(m))
+    if scale.membership is not None:
+        g = scale.membership
+        default = g.default if g.default is not None else 1
+        member = f"select(any(.{g.names}[]?; . == $id))"
+        out.append(f"([$groups[] | {member} | (.{g.replicas} // {default})] | first // 1)")
+    return out
+
+
+def _bindings(scale: Scale) -> str:
+    """Variables read before iterating the instances: outer counts and the groups list."""
+    out = ""
+    for i, m in enumerate(scale.multipliers):
+        if m.outer:
+            default = m.default if m.default is not None else 1
+            out += f"({_rel(m.path)} // {default}) as $outer{i} | "
+    if scale.membership is not None:
+        out += f"({_rel(scale.membership.groups)} // []) as $groups | "
     return out
 
 
@@ -90,6 +130,7 @@ def _component(
     owner: str | None,
     comments: dict[tuple[Any, ...], str],
     where: tuple[Any, ...],
+    suspend: Suspend | None,
     group_hint: str = "",
 ) -> dict[str, Any]:
     spec_key = "podTemplateSpecPath" if src.shape == "template" else "podSpecPath"
@@ -102,19 +143,32 @@ def _component(
         )
     comp["specDefinition"] = {spec_key: jq_path(src.path)}
     comments[(*where, "specDefinition", spec_key)] = src.why
+    if src.fallback is not None:
+        comp["specDefinition"][spec_key] = f"{jq_path(src.path)} // {jq_path(src.fallback)}"
+        comments[(*where, "specDefinition", spec_key)] += (
+            f"; optional: each group has a leader pod, made from {_rel(src.fallback)} without it"
+        )
     scale = src.scale
     terms = _terms(scale)
+    why = scale.why
     if src.prefix is None:
         replicas = " * ".join(terms) if terms else "1"
+        if not terms and suspend is not None and suspend.mode:
+            switch = f"({_rel(suspend.path)} // {json.dumps(suspend.default)}) == {json.dumps(suspend.on)}"
+            replicas = f"if {switch} then 0 else 1 end"
+            why += f"; 0 while {_rel(suspend.path)} is {json.dumps(suspend.on)}"
+        if scale.present is not None:
+            replicas = f"if {_rel(scale.present)} then {replicas} else 0 end"
         minimum = _rel(scale.minimum) if scale.minimum else None
         maximum = _rel(scale.maximum) if scale.maximum else None
     else:
         each = jq_path(src.prefix)
-        replicas = f"{each} | {' * '.join(terms) if terms else '1'}"
+        named = f"{_rel(src.instance_id)} as $id | " if scale.membership and src.instance_id else ""
+        replicas = f"{_bindings(scale)}{each} | {named}{' * '.join(terms) if terms else '1'}"
         minimum = f"{each} | ({_rel(scale.minimum)} // 0)" if scale.minimum else None
         maximum = f"{each} | ({_rel(scale.maximum)} // 2147483647)" if scale.maximum else None
     comp["scaleDefinition"] = {"replicasPath": replicas}
-    comments[(*where, "scaleDefinition", "replicasPath")] = scale.why
+    comments[(*where, "scaleDefinition", "replicasPath")] = why
     if minimum:
         comp["scaleDefinition"]["minReplicasPath"] = minimum
     if maximum:
@@ -157,9 +211,15 @@ def _phase_rules(values: Sequence[str]) -> tuple[dict[str, list[str]], list[str]
     return rules, unmapped
 
 
+def _suspend_why(suspend: Suspend) -> str:
+    if suspend.mode:
+        return f"the mode {_rel(suspend.path)} (enum with {json.dumps(suspend.on)})"
+    return f"the boolean {_rel(suspend.path)}"
+
+
 def _status(
     status: StatusGuess,
-    suspend: tuple[Step, ...] | None,
+    suspend: Suspend | None,
     comments: dict[tuple[Any, ...], str],
     where: tuple[Any, ...],
 ) -> dict[str, Any]:
@@ -218,10 +278,9 @@ def _status(
                 "guess: condition types are not in the schema; the Kubernetes conventions"
             )
     if suspend is not None and "suspended" not in mappings:
-        mappings["suspended"] = [
-            {"byExpression": {"expression": f"({_rel(suspend)} // false) == true", "expectedResult": "true"}}
-        ]
-        comments[(*where, "statusMappings", "suspended")] = f"from the boolean {_rel(suspend)}"
+        switch = f"({_rel(suspend.path)} // {json.dumps(suspend.default)}) == {json.dumps(suspend.on)}"
+        mappings["suspended"] = [{"byExpression": {"expression": switch, "expectedResult": "true"}}]
+        comments[(*where, "statusMappings", "suspended")] = f"from {_suspend_why(suspend)}"
     if not mappings:
         mappings["running"] = [{"byExpression": {"expression": "true", "expectedResult": "true"}}]
         comments[(*where, "statusMappings", "running")] = (
@@ -244,21 +303,26 @@ def draft_definition(group: str, version: str, kind: str, schema: Schema, *, sou
     root["statusDefinition"] = _status(find_status(schema), suspend, comments, (*rw, "statusDefinition"))
     if suspend is not None:
         root["suspendDefinition"] = {
-            "suspendActions": [{"path": _rel(suspend), "value": "true"}],
-            "resumeActions": [{"path": _rel(suspend), "value": "false"}],
+            "suspendActions": [{"path": _rel(suspend.path), "value": json.dumps(suspend.on)}],
+            "resumeActions": [{"path": _rel(suspend.path), "value": json.dumps(suspend.off)}],
         }
-        comments[(*rw, "suspendDefinition")] = f"the boolean {_rel(suspend)} in the schema"
+        comments[(*rw, "suspendDefinition")] = f"{_suspend_why(suspend)} in the schema"
     children: list[dict[str, Any]] = []
     own = len(sources) == 1 and sources[0].prefix is None and len(sources[0].path) <= 2
     if own:  # one template right under .spec: the root itself holds the pods (Deployment-like)
-        comp = _component(sources[0], None, comments, rw)
+        comp = _component(sources[0], None, comments, rw, suspend)
         root["specDefinition"] = comp["specDefinition"]
         root["scaleDefinition"] = comp["scaleDefinition"]
     else:
         used: set[str] = {root_name}
         for i, src in enumerate(sources):
             comp = _component(
-                src, root_name, comments, ("spec", "structureDefinition", "childComponents", i), group
+                src,
+                root_name,
+                comments,
+                ("spec", "structureDefinition", "childComponents", i),
+                suspend,
+                group,
             )
             base, n = comp["name"], 2
             while comp["name"] in used:
