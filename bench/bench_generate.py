@@ -198,6 +198,51 @@ def _cell(pair: tuple[int, int]) -> str:
     return f"{found}/{total}" if total else "-"
 
 
+def measure(crds: Path) -> list[tuple[str, dict[str, Any]]]:
+    """One result per catalog definition whose root kind has a CRD in ``crds``."""
+    index = _crd_index(crds)
+    rows = []
+    for path in sorted(DATA_DIR.glob("*.yaml")):
+        karta = load_definitions(str(path)).definitions[0].karta
+        gvk = karta.root_gvk
+        schemas = [s for s in index.get((gvk.group, gvk.kind), []) if s.version == gvk.version]
+        if not schemas:
+            continue
+        result = compare(karta, schemas)
+        fixtures = (
+            sorted((LIFECYCLES / path.stem).glob("*.yaml")) if (LIFECYCLES / path.stem).is_dir() else []
+        )
+        objects = [yaml.safe_load(f.read_text())["object"] for f in fixtures]
+        result["counts"] = counts_agree(karta, schemas, objects)
+        rows.append((karta.name, result))
+    return rows
+
+
+COLUMNS = (("pods", 8), ("fields", 9), ("counts", 8), ("status", 8))
+
+
+def totals(rows: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, tuple[int, int]]:
+    return {key: (sum(r[key][0] for _, r in rows), sum(r[key][1] for _, r in rows)) for key, _ in COLUMNS}
+
+
+def table(rows: Sequence[tuple[str, dict[str, Any]]], *, missed: bool = True) -> list[str]:
+    """The printed table (docs/new-type.md carries it without the ``missed`` column)."""
+    width = max(len(name) for name, _ in rows)
+
+    def line(name: str, cells: dict[str, tuple[int, int]], tail: str) -> str:
+        text = " ".join(f"{_cell(cells[k]):<{w}}" for k, w in COLUMNS)
+        return f"{name:<{width}}  {text}{' ' + tail if tail else ''}".rstrip()
+
+    header = f"{'definition':<{width}}  pods     replicas  counts   status" + ("   missed" if missed else "")
+    out = [header]
+    for name, r in rows:
+        out.append(line(name, r, ("; ".join(r["missing"]) or "-") if missed else ""))
+    out.append(
+        line("TOTAL", totals(rows), f"({len(rows)} definitions with a CRD in the corpus)" if missed else "")
+    )
+    return out
+
+
 def main(argv: Iterable[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -211,37 +256,10 @@ def main(argv: Iterable[str] | None = None) -> int:
     if not crds.is_dir():
         print(f"no CRD corpus at {crds} (set WMAP_SHARED_DIR)", file=sys.stderr)
         return 2
-    index = _crd_index(crds)
-    rows = []
-    totals = {"pods": [0, 0], "fields": [0, 0], "status": [0, 0], "counts": [0, 0]}
-    for path in sorted(DATA_DIR.glob("*.yaml")):
-        karta = load_definitions(str(path)).definitions[0].karta
-        gvk = karta.root_gvk
-        schemas = [s for s in index.get((gvk.group, gvk.kind), []) if s.version == gvk.version]
-        if not schemas:
-            continue
-        result = compare(karta, schemas)
-        fixtures = (
-            sorted((LIFECYCLES / path.stem).glob("*.yaml")) if (LIFECYCLES / path.stem).is_dir() else []
-        )
-        objects = [yaml.safe_load(f.read_text())["object"] for f in fixtures]
-        result["counts"] = counts_agree(karta, schemas, objects)
-        for key in totals:
-            totals[key][0] += result[key][0]
-            totals[key][1] += result[key][1]
-        rows.append((karta.name, result))
-    width = max(len(name) for name, _ in rows)
-    print(f"{'definition':<{width}}  pods     replicas  counts   status   missed")
-    for name, r in rows:
-        missed = "; ".join(r["missing"]) or "-"
-        cells = (
-            f"{_cell(r['pods']):<8} {_cell(r['fields']):<9} {_cell(r['counts']):<8} {_cell(r['status']):<8}"
-        )
-        print(f"{name:<{width}}  {cells} {missed}")
-    widths = (("pods", 8), ("fields", 9), ("counts", 8), ("status", 8))
-    cells = " ".join(f"{_cell((totals[k][0], totals[k][1])):<{w}}" for k, w in widths)
-    print(f"{'TOTAL':<{width}}  {cells} ({len(rows)} definitions with a CRD in the corpus)")
-    complete = totals["pods"][0] == totals["pods"][1] and totals["fields"][0] == totals["fields"][1]
+    rows = measure(crds)
+    print("\n".join(table(rows)))
+    sums = totals(rows)
+    complete = sums["pods"][0] == sums["pods"][1] and sums["fields"][0] == sums["fields"][1]
     return 1 if args.check and not complete else 0
 
 

@@ -197,3 +197,15 @@ def test_drafted_replicas_count_what_the_catalog_counts(slug: str) -> None:
 
 def test_every_family_with_fixtures_is_counted() -> None:
     assert len(_with_fixtures()) >= 20 and set(COUNT_LIMITS) <= set(_with_fixtures())
+
+
+def test_the_documented_table_is_the_measured_one() -> None:
+    """docs/new-type.md carries bench/bench_generate.py's table: it must be the one measured now."""
+    import re
+
+    from bench.bench_generate import measure, table
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "new-type.md").read_text()
+    found = re.search(r"^```\n(definition .*?)^```", doc, flags=re.S | re.M)
+    assert found is not None, "docs/new-type.md has no generate-vs-catalog table"
+    assert found.group(1).rstrip("\n").splitlines() == table(measure(CRDS), missed=False)
