@@ -268,3 +268,50 @@ def test_a_boolean_suspend_does_not_change_the_count() -> None:
     body = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "n"}}
     result = resolve(compiled, {**body, "spec": {"suspend": True, "replicas": 3, "template": tpl}})
     assert result.components["widget"].instances[0].desired_replicas == 3
+
+
+def test_a_hostile_schema_is_refused_not_drafted_partly() -> None:
+    """Work is bounded before it grows: more pod specs than MAX_SOURCES, more properties for the
+    scale searches than MAX_READS, or more nodes than MAX_NODES is a GenerateError naming it."""
+    import pytest
+
+    from workload_map.generate import GenerateError
+    from workload_map.generate.infer import MAX_NODES, MAX_READS, MAX_SOURCES
+
+    many = root(obj(**{f"c{i}": pod_spec() for i in range(MAX_SOURCES + 1)}))
+    with pytest.raises(GenerateError, match=f"more than {MAX_SOURCES} pod templates"):
+        draft_definition("example.com", "v1", "Widget", many, source="test")
+    # 40 pod specs beside a wide object: each one's scale search reads all of it
+    specs = {f"p{i}": pod_spec() for i in range(40)}
+    wide = root(obj(**specs, **{f"n{i}": integer() for i in range(MAX_READS // 100)}))
+    with pytest.raises(GenerateError, match=f"more than {MAX_READS:,} properties to read"):
+        draft_definition("example.com", "v1", "Widget", wide, source="test")
+    huge = root(obj(**{f"n{i}": integer() for i in range(MAX_NODES)}))
+    with pytest.raises(GenerateError, match=f"more than {MAX_NODES:,} schema nodes to visit"):
+        draft_definition("example.com", "v1", "Widget", huge, source="test")
+
+
+def test_the_cli_names_the_file_of_a_refused_schema(tmp_path: Any) -> None:
+    import yaml
+
+    from tests.cli.helpers import wmap
+    from workload_map.generate.infer import MAX_SOURCES
+
+    schema = root(obj(**{f"c{i}": pod_spec() for i in range(MAX_SOURCES + 1)}))
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"kind": "Widget", "plural": "widgets"},
+            "scope": "Namespaced",
+            "versions": [
+                {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
+            ],
+        },
+    }
+    path = tmp_path / "widgets.yaml"
+    path.write_text(yaml.safe_dump(crd))
+    rc, out, err = wmap("generate", "--crd", str(path))
+    assert rc == 2 and out == "" and f"widgets.yaml: the schema has more than {MAX_SOURCES} pod" in err

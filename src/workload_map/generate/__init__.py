@@ -10,15 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from workload_map.errors import WorkloadMapError
 from workload_map.generate.draft import Draft, draft_definition
+from workload_map.generate.infer import GenerateError
 from workload_map.lint.schemas import KindSchema
 
 __all__ = ["Draft", "GenerateError", "draft_definition", "draft_from_schemas", "pick_schema"]
-
-
-class GenerateError(WorkloadMapError):
-    """The CRD has no such kind or version."""
 
 
 def pick_schema(

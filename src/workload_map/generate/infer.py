@@ -3,8 +3,10 @@ arrays of them give instances), the integer fields beside them that count replic
 fields (conditions, a phase enum) and a suspend flag. Each finding keeps the reason it was made,
 which the draft prints as a comment.
 
-The walk is bounded (:data:`MAX_DEPTH` levels, :data:`MAX_NODES` schema nodes) so a hostile or
-huge CRD costs a fixed amount.
+The work is bounded before it grows: :data:`MAX_DEPTH` levels, :data:`MAX_NODES` schema nodes
+visited, :data:`MAX_READS` properties read by the scale searches, :data:`MAX_SOURCES` pod
+sources; a schema past a bound is a :class:`GenerateError` naming it, never a partial draft (the
+corpus's largest CRD visits under 5,000 nodes and reads under 10,000 properties).
 """
 
 from __future__ import annotations
@@ -14,10 +16,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
+from workload_map.errors import WorkloadMapError
+
 __all__ = [
     "MAX_DEPTH",
     "MAX_NODES",
+    "MAX_READS",
+    "MAX_SOURCES",
     "Count",
+    "GenerateError",
     "Membership",
     "PodSource",
     "Scale",
@@ -33,6 +40,14 @@ __all__ = [
 
 MAX_DEPTH = 24
 MAX_NODES = 50_000
+#: Properties the scale searches read in all (each pod source reads the objects above it).
+MAX_READS = 500_000
+MAX_SOURCES = 200
+
+
+class GenerateError(WorkloadMapError):
+    """The CRD has no such kind or version, or its schema is past a bound of the inference."""
+
 
 #: A JSON Schema node (openAPIV3Schema), as decoded YAML.
 Schema: TypeAlias = Mapping[str, Any]
@@ -171,18 +186,25 @@ def _is_pod_template(node: Schema) -> bool:
 
 
 class _Budget:
-    def __init__(self) -> None:
-        self.nodes = 0
+    """A count of work (schema nodes visited, or properties read by the scale search) that
+    raises :class:`GenerateError` past ``limit``."""
 
-    def spend(self) -> bool:
-        self.nodes += 1
-        return self.nodes <= MAX_NODES
+    def __init__(self, limit: int, what: str) -> None:
+        self.nodes = 0
+        self.limit = limit
+        self.what = what
+
+    def spend(self, n: int = 1) -> None:
+        self.nodes += n
+        if self.nodes > self.limit:
+            raise GenerateError(f"the schema is too large to draft: more than {self.limit:,} {self.what}")
 
 
 def _walk(node: Schema, path: Path, budget: _Budget) -> Iterator[tuple[Path, Schema, str]]:
     """Pod templates and pod specs under ``node``, not descending into one found."""
-    if len(path) > MAX_DEPTH or not budget.spend():
+    if len(path) > MAX_DEPTH:
         return
+    budget.spend()
     if _is_pod_template(node):
         yield path, node, "template"
         return
@@ -312,7 +334,7 @@ def _presence(root: Schema, source: Path, own_holder: Path | None) -> Path | Non
     return None
 
 
-def _scale(root: Schema, source: Path, prefix: Path | None) -> Scale:
+def _scale(root: Schema, source: Path, prefix: Path | None, budget: _Budget) -> Scale:
     """Look for pod-counting integers on the objects from the pod source up to its instance (or
     the root's ``spec`` for a single instance), then above the instance for counts that
     replicate the whole template holding it."""
@@ -336,6 +358,7 @@ def _scale(root: Schema, source: Path, prefix: Path | None) -> Scale:
         if node is None:
             continue
         props = _props(node)
+        budget.spend(3 * len(props) + 1)  # three passes over them, and the lookups below
         rel = holder[len(prefix) :] if prefix is not None else holder
         below = source[depth:]
         for name, child in props.items():
@@ -413,13 +436,14 @@ def _scale(root: Schema, source: Path, prefix: Path | None) -> Scale:
             node = _node_at(root, holder)
             if node is None:
                 continue
+            budget.spend(len(_props(node)) + 1)
             for name, child in _props(node).items():
                 counts = name in _BASE and isinstance(child, Mapping) and _type(child) == "integer"
                 if counts and _through_template(source[depth:]):
                     where = (*holder, Step("field", name))
                     multipliers.append(Count(where, _int_default(child), outer=True))
                     found.append(f"{jq_path(where, optional=False)} (replicas of the template)")
-        membership = _membership(root, prefix)
+        membership = _membership(root, prefix, budget)
         if membership is not None:
             found.append(
                 f"{jq_path(membership.groups, optional=False)}[].{membership.replicas} for the "
@@ -440,7 +464,7 @@ def _scale(root: Schema, source: Path, prefix: Path | None) -> Scale:
     return Scale(base, tuple(multipliers), minimum, maximum, why, completions, membership, present, split)
 
 
-def _membership(root: Schema, prefix: Path) -> Membership | None:
+def _membership(root: Schema, prefix: Path, budget: _Budget) -> Membership | None:
     """An array beside the instance list whose items name instances (``<singular>Names``) and
     replicate them (``replicas``): ``cliques`` and ``podCliqueScalingGroups[].cliqueNames``."""
     if len(prefix) < 2 or prefix[-1].kind != "items" or prefix[-2].kind != "field":
@@ -451,6 +475,7 @@ def _membership(root: Schema, prefix: Path) -> Membership | None:
     listed = prefix[-2].name
     singular = listed[:-1] if listed.endswith("s") else listed
     parent = _node_at(root, prefix[:-2])
+    budget.spend(len(_props(parent or {})) + 1)
     for name, child in _props(parent or {}).items():
         if name == listed or not isinstance(child, Mapping) or _type(child) != "array":
             continue
@@ -481,7 +506,10 @@ def _instance(root: Schema, prefix: Path) -> tuple[Path | None, str]:
 def find_pod_sources(root: Schema) -> list[PodSource]:
     """Every pod template and pod spec in the schema, with its instances and scale."""
     out: list[PodSource] = []
-    for path, _node, shape in _walk(root, (), _Budget()):
+    budget = _Budget(MAX_READS, "properties to read")
+    for path, _node, shape in _walk(root, (), _Budget(MAX_NODES, "schema nodes to visit")):
+        if len(out) == MAX_SOURCES:
+            raise GenerateError(f"the schema has more than {MAX_SOURCES} pod templates and pod specs")
         last = max((i for i, s in enumerate(path) if s.kind != "field"), default=-1)
         prefix = path[: last + 1] if last >= 0 else None
         why = (
@@ -501,7 +529,7 @@ def find_pod_sources(root: Schema) -> list[PodSource]:
                 prefix=prefix,
                 instance_id=instance_id,
                 instance_why=instance_why,
-                scale=_scale(root, path, prefix),
+                scale=_scale(root, path, prefix, budget),
             )
         )
     return [_with_fallback(root, src, out) for src in out]

@@ -44,6 +44,7 @@ def command(type_word: str | None, crd: str | None, kind: str | None, version: s
 
     if (crd is None) == (type_word is None):
         raise click.UsageError("give --crd FILE, or a TYPE to read its CRD from the cluster (not both)")
+    source = crd or type_word or ""
     try:
         if crd is not None:
             path = Path(crd)
@@ -60,7 +61,8 @@ def command(type_word: str | None, crd: str | None, kind: str | None, version: s
     except CommandError:
         raise
     except WorkloadMapError as exc:
-        raise CommandError(str(exc), exit_codes.USAGE) from exc
+        text = str(exc)
+        raise CommandError(text if source in text else f"{source}: {text}", exit_codes.USAGE) from exc
     click.echo(draft.text, nl=False)
 
 
