@@ -44,7 +44,7 @@ ALLOWED: dict[str, set[str]] = {
     "views": {"model", "kube", "resolve", "definitions_source"},
     "live": {"model", "kube", "resolve", "views", "definitions_source"},
     "cases": {"model", "kube", "resolve"},
-    "generate": {"model", "kube", "lint"},
+    "generate": {"model", "kube", "lint", "resolve"},
     "runtime": {"cluster", "kube"},
     # consumers: none imports another consumer (the CLI starts them all)
     "operator": CONSUMER_BASE | {"crd"},

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from workload_map.cluster.discovery import APIResource
     from workload_map.views.model import DescribeView, WorkloadView
 
-__all__ = ["generic_detail", "generic_rows"]
+__all__ = ["generic_detail", "generic_rows", "owned_pods"]
 
 #: Objects listed at most for one generic listing (pages of 500).
 MAX_OBJECTS = 20_000
@@ -28,7 +28,7 @@ def _resource(session: Session, token: str) -> APIResource:
         raise CommandError(str(exc), 4) from exc
 
 
-def _owned_pods(
+def owned_pods(
     session: Session, namespace: str | None, uids: set[str], unknown: str
 ) -> dict[str, list[Any]] | None:
     """The pods of ``namespace`` (all when ``None``) by the owner in ``uids`` their chain reaches;
@@ -68,7 +68,7 @@ def generic_rows(
         if len(objects) >= MAX_OBJECTS:
             session.state.warn(f"more than {MAX_OBJECTS} {res.name}: the first {MAX_OBJECTS} are shown")
             break
-    owned = _owned_pods(
+    owned = owned_pods(
         session, namespace, {uid_of(o) for o in objects if uid_of(o)}, "pods and requests are unknown"
     )
     return [generic_view(o, None if owned is None else owned.get(uid_of(o), []))[0] for o in objects]
@@ -89,6 +89,6 @@ def generic_detail(session: Session, token: str, name: str) -> DescribeView:
         raise WorkloadNotFoundError(f'{res.kind} "{name}" not found{where}') from exc
     obj.setdefault("apiVersion", res.group_version)
     obj.setdefault("kind", res.kind)
-    owned = _owned_pods(session, namespace_of(obj) or None, {uid_of(obj)}, "the pods are not shown")
+    owned = owned_pods(session, namespace_of(obj) or None, {uid_of(obj)}, "the pods are not shown")
     mine = None if owned is None else owned.get(uid_of(obj), [])
     return generic_describe(obj, mine)[0]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.generate.infer import (
@@ -56,11 +56,14 @@ _PHASE_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 @dataclass(frozen=True)
 class Draft:
-    """The draft definition (``karta`` as data, ``text`` with comments) and its name."""
+    """The draft definition (``karta`` as data, ``text`` with comments) and its name;
+    ``comments`` (by key path) and ``header`` let a later step rewrite the text."""
 
     name: str
     karta: dict[str, Any]
     text: str
+    comments: Mapping[tuple[Any, ...], str] = field(default_factory=dict)
+    header: tuple[str, ...] = ()
 
 
 def _name(group: str, kind: str, version: str) -> str:
@@ -346,7 +349,7 @@ def draft_definition(group: str, version: str, kind: str, schema: Schema, *, sou
         "Each comment says what a guess was inferred from: review them, add pod selectors, then",
         "check with `wmap validate`, `wmap lint --crd` and `wmap test`.",
     ]
-    return Draft(name, karta, to_commented_yaml(karta, comments, header))
+    return Draft(name, karta, to_commented_yaml(karta, comments, header), comments, tuple(header))
 
 
 def _scalar(value: Any) -> str:

@@ -23,9 +23,11 @@ from workload_map.kube.objects import (
     OwnerReference,
     controller_ref,
     meta,
+    name_of,
     namespace_of,
     owner_refs,
     ref_key,
+    split_api_version,
 )
 
 #: How many controller references are followed from an object at most.
@@ -135,6 +137,21 @@ def under_covered_kind(
     return any(covered(step.ref) for step in climb(obj, lookup, on_error=on_error, until=covered))
 
 
+def lookup_in(objects: Iterable[KubeObject]) -> OwnerLookup:
+    """An owner lookup over ``objects`` (a ``kubectl get -o yaml`` List read offline). Owners
+    are matched by group, not version: a List holds each object at the version kubectl chose."""
+    by_key: dict[tuple[str, str, str, str], KubeObject] = {}
+    for o in objects:
+        group, _ = split_api_version(str(o.get("apiVersion") or ""))
+        by_key.setdefault((namespace_of(o), group, str(o.get("kind")), name_of(o)), o)
+
+    def lookup(ns: str, api_version: str, kind: str, name: str) -> KubeObject | None:
+        group, _ = split_api_version(api_version)
+        return by_key.get((ns, group, kind, name))
+
+    return lookup
+
+
 def index_by_owner(
     objs: Iterable[KubeObject], owner_uids: set[str], lookup: OwnerLookup | None
 ) -> dict[str, list[KubeObject]]:
@@ -220,6 +237,7 @@ __all__ = [
     "descendants",
     "index_by_owner",
     "kai_top_owner",
+    "lookup_in",
     "owned_by",
     "owner_in",
 ]

@@ -91,7 +91,8 @@ def _from_file(
     """The pod named ``pod`` (in ``namespace`` when given), an owner lookup over the file's
     objects and a PriorityClass check (every name exists when the file lists none)."""
     from workload_map.cli.live import read_objects
-    from workload_map.kube.objects import name_of, namespace_of, split_api_version
+    from workload_map.kube.objects import name_of, namespace_of
+    from workload_map.kube.owners import lookup_in
 
     objects = read_objects(path)
     pods = [
@@ -108,16 +109,7 @@ def _from_file(
         raise CommandError(
             f'{path} holds {len(pods)} Pods named "{pod}"; choose one with -n', exit_codes.AMBIGUOUS
         )
-    by_key: dict[tuple[str, str, str, str], Mapping[str, Any]] = {}
-    for o in objects:
-        group, _ = split_api_version(str(o.get("apiVersion") or ""))
-        key = (namespace_of(o), group, str(o.get("kind")), name_of(o))
-        by_key.setdefault(key, o)
-
-    def lookup(ns: str, api_version: str, kind: str, name: str) -> Mapping[str, Any] | None:
-        # Matched by group, not version: a List holds each object at the version kubectl chose.
-        group, _ = split_api_version(api_version)
-        return by_key.get((ns, group, kind, name))
+    lookup = lookup_in(objects)
 
     classes = {
         name_of(o)
