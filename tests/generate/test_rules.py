@@ -295,22 +295,12 @@ def test_the_cli_names_the_file_of_a_refused_schema(tmp_path: Any) -> None:
     import yaml
 
     from tests.cli.helpers import wmap
+    from tests.support.crds import schemaless_crd
     from workload_map.generate.infer import MAX_SOURCES
 
     schema = root(obj(**{f"c{i}": pod_spec() for i in range(MAX_SOURCES + 1)}))
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"kind": "Widget", "plural": "widgets"},
-            "scope": "Namespaced",
-            "versions": [
-                {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
-            ],
-        },
-    }
+    crd = schemaless_crd("example.com", "Widget", "widgets")
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = schema
     path = tmp_path / "widgets.yaml"
     path.write_text(yaml.safe_dump(crd))
     rc, out, err = wmap("generate", "--crd", str(path))
