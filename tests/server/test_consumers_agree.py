@@ -1,10 +1,8 @@
 """One live workload, every consumer: ``wmap get -o json``, ``wmap describe -o json``, the REST
-API and the exporter report the same pods desired/ready per component and the same GPU total,
-for workloads seeded with the objects and owner chains their controllers create
-(tests/support/seed.py: JobSet -> Job -> Pod; LWS -> StatefulSet -> leader Pod -> StatefulSet ->
-Pods; PyTorchJob -> Pod; RayCluster -> Pod; Deployment -> ReplicaSet -> Pod; MPIJob workers -> Pod
-and launcher -> Job -> Pod; RayJob -> RayCluster -> Pods and submitter Job -> Pod; StatefulSet ->
-Pod; Job -> Pod; InferenceService (Standard) -> Deployment -> ReplicaSet -> Pod)."""
+API (what the web UI renders) and the exporter report the same pods desired/ready per component,
+the same attributed pods and the same GPU, CPU and memory totals, for every catalog type (29
+cases over 24 kinds) seeded with the objects, owner chains and labels its controllers create
+(tests/support/seed.py and seed_catalog.py, framework-shapes.md "Owner chain" per type)."""
 
 from __future__ import annotations
 
@@ -213,8 +211,6 @@ def test_get_describe_rest_and_exporter_agree(
     rc, out, err = wmap("get", word, name, "-n", namespace, "-o", "json", "--kubeconfig", kc)
     assert rc == 0, err
     row = orjson.loads(out)["items"][0]
-    # A component the workload does not use (an ISVC without transformer) is a 0/0 row in get
-    # and absent from describe's pod-bearing leaves: the same fact, compared without it.
     # A component the workload does not use (an ISVC without transformer) is a 0/0 row in get
     # and absent from describe: the same fact, compared without it.
     from_get = {}
