@@ -60,8 +60,9 @@ def command(
     """Print a draft Karta definition for a CRD's kind: a component per pod template or pod
     spec in the schema (instances for lists and maps of them), replicas from the integer
     fields beside each, status rules from the status schema (conditions, a phase enum), a
-    suspend flag. Every guess carries a comment saying what it was inferred from; the draft
-    validates, and lints clean against the same CRD.
+    suspend flag, and pod selectors from the labels of live pods (a TYPE's objects in the
+    namespace, or the -f file). Every guess carries a comment saying what it was inferred from;
+    the draft validates, and lints clean against the same CRD (docs/new-type.md).
 
     \b
     Examples:
