@@ -17,6 +17,7 @@ from workload_map.cli.main import get_state
 from workload_map.errors import WorkloadMapError
 
 if TYPE_CHECKING:
+    from workload_map.cluster.discovery import APIResource
     from workload_map.generate import Draft
 
 #: Objects read from the cluster for pod selectors (one page); their pods are listed in the
@@ -76,14 +77,17 @@ def command(
     if (crd is None) == (type_word is None):
         raise click.UsageError("give --crd FILE, or a TYPE to read its CRD from the cluster (not both)")
     source = crd or type_word or ""
+    # One session for a TYPE: its CRD and its live objects are read with the same discovery.
+    session = Session(get_state()) if type_word is not None else None
     try:
+        res: APIResource | None = None
         if crd is not None:
             path = Path(crd)
             schemas = load_crd_file(path)
             source = path.name
         else:
-            assert type_word is not None
-            doc, source = _cluster_crd(type_word)
+            assert session is not None and type_word is not None
+            doc, source, res = _cluster_crd(session, type_word)
             schemas = crd_schemas(doc, source)
             kind = kind or doc["spec"]["names"]["kind"]
         if not schemas:
@@ -91,13 +95,16 @@ def command(
         draft = draft_from_schemas(schemas, kind=kind, version=version, source=source)
         if objects_file is not None:
             draft = _observe_file(draft, objects_file)
-        elif type_word is not None and observe:
-            draft = _observe_cluster(draft, type_word)
+        elif session is not None and res is not None and observe:
+            draft = _observe_cluster(session, res, draft)
     except CommandError:
         raise
     except WorkloadMapError as exc:
         text = str(exc)
         raise CommandError(text if source in text else f"{source}: {text}", exit_codes.USAGE) from exc
+    finally:
+        if session is not None:
+            session.close()
     click.echo(draft.text, nl=False)
 
 
@@ -127,53 +134,42 @@ def _observe_file(draft: Draft, path: str) -> Draft:
     return observe_selectors(draft, mine, owned)
 
 
-def _observe_cluster(draft: Draft, word: str) -> Draft:
-    """Pod selectors from up to :data:`OBSERVED_OBJECTS` live objects of ``word`` in the
+def _observe_cluster(session: Session, res: APIResource, draft: Draft) -> Draft:
+    """Pod selectors from up to :data:`OBSERVED_OBJECTS` live objects of ``res`` in the
     namespace and their pods; nothing observed (no objects, no right to list) leaves the draft."""
     from workload_map.cli.generic import owned_pods
     from workload_map.errors import ForbiddenError
     from workload_map.generate.observed import observe_selectors
     from workload_map.kube.objects import uid_of
 
-    session = Session(get_state())
+    namespace = session.namespace() if res.namespaced else None
     try:
-        res = session.discovery().resolve_one(word)
-        namespace = session.namespace() if res.namespaced else None
-        try:
-            page = next(iter(session.client().list(res.path(namespace), limit=OBSERVED_OBJECTS)), {})
-        except ForbiddenError as exc:
-            session.state.warn(f"not allowed to list {res.name}, so no pod selectors were observed: {exc}")
-            return draft
-        objects = [dict(o, apiVersion=res.group_version, kind=res.kind) for o in page.get("items") or ()]
-        if not objects:
-            return draft
-        owned = owned_pods(
-            session, namespace, {uid_of(o) for o in objects if uid_of(o)}, "no pod selectors were observed"
-        )
-        return draft if owned is None else observe_selectors(draft, objects, owned)
-    finally:
-        session.close()
+        page = next(iter(session.client().list(res.path(namespace), limit=OBSERVED_OBJECTS)), {})
+    except ForbiddenError as exc:
+        session.state.warn(f"not allowed to list {res.name}, so no pod selectors were observed: {exc}")
+        return draft
+    objects = [dict(o, apiVersion=res.group_version, kind=res.kind) for o in page.get("items") or ()]
+    if not objects:
+        return draft
+    owned = owned_pods(
+        session, namespace, {uid_of(o) for o in objects if uid_of(o)}, "no pod selectors were observed"
+    )
+    return draft if owned is None else observe_selectors(draft, objects, owned)
 
 
-def _cluster_crd(word: str) -> tuple[dict[str, Any], str]:
-    """The served CRD of ``word`` (kubectl's type resolution), and its name."""
+def _cluster_crd(session: Session, word: str) -> tuple[dict[str, Any], str, APIResource]:
+    """The served CRD of ``word`` (kubectl's type resolution), its name and the resource."""
     from workload_map.errors import NotFoundError
     from workload_map.kube.objects import api_path
 
-    session = Session(get_state())
+    match = session.discovery().resolve_one(word)
+    if not match.group or "." not in match.group:
+        raise CommandError(f"{match.kind} is a built-in kind: it has no CRD to draft from", exit_codes.USAGE)
+    name = f"{match.name}.{match.group}"
     try:
-        match = session.discovery().resolve_one(word)
-        if not match.group or "." not in match.group:
-            raise CommandError(
-                f"{match.kind} is a built-in kind: it has no CRD to draft from", exit_codes.USAGE
-            )
-        name = f"{match.name}.{match.group}"
-        try:
-            doc = session.client().get(
-                api_path("apiextensions.k8s.io/v1", "customresourcedefinitions", name=name)
-            )
-        except NotFoundError as exc:
-            raise CommandError(f"no CustomResourceDefinition {name}", exit_codes.NOT_FOUND) from exc
-        return doc, f"the cluster's CRD {name}"
-    finally:
-        session.close()
+        doc = session.client().get(
+            api_path("apiextensions.k8s.io/v1", "customresourcedefinitions", name=name)
+        )
+    except NotFoundError as exc:
+        raise CommandError(f"no CustomResourceDefinition {name}", exit_codes.NOT_FOUND) from exc
+    return doc, f"the cluster's CRD {name}", match
