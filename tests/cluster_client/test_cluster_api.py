@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from tests.cluster_client.plugins import runs, write_plugin
+from tests.support.crds import schemaless_crd
 from workload_map.cluster import (
     ConnectionOptions,
     Discovery,
@@ -429,26 +430,7 @@ def test_discovery_disk_cache_and_miss(admin: KubeClient, tmp_path: Path) -> Non
     second = Discovery(admin, cache_dir=tmp_path)
     assert second.resolve_type("deploy") and second.fetches == 0
     # a CRD installed after the cache was written is found: the miss refreshes once
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.cache.wmap.test"},
-        "spec": {
-            "group": "cache.wmap.test",
-            "scope": "Cluster",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wdg"]},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                    },
-                }
-            ],
-        },
-    }
+    crd = schemaless_crd("cache.wmap.test", "Widget", "widgets", short_names=["wdg"], scope="Cluster")
     admin.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
     deadline = time.monotonic() + 20
     while True:  # each new Discovery starts from the disk copy, misses, and asks the server once

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tests.support.cluster import TestCluster, free_port
+from tests.support.crds import schemaless_crd
 from tests.support.kube import KubeApiError, KubeTestClient
 
 T = TypeVar("T")
@@ -119,24 +120,5 @@ def karta(name: str, group: str, version: str, kind: str, **root: Any) -> dict[s
 
 
 def widget_crd(group: str, kind: str = "Widget", version: str = "v1") -> dict[str, Any]:
-    plural = kind.lower() + "s"
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{group}"},
-        "spec": {
-            "group": group,
-            "names": {"kind": kind, "plural": plural, "singular": kind.lower(), "listKind": f"{kind}List"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": version,
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                    },
-                }
-            ],
-        },
-    }
+    """A schemaless CRD of ``kind`` (plural ``<kind>s``) in ``group``."""
+    return schemaless_crd(group, kind, kind.lower() + "s", version=version)

@@ -309,10 +309,16 @@ def remove_karta_crd(client: KubeTestClient, *, timeout: float = 30.0) -> None:
 
 
 def schemaless_crd(
-    group: str, kind: str, plural: str, *, version: str = "v1", short_names: Sequence[str] = ()
+    group: str,
+    kind: str,
+    plural: str,
+    *,
+    version: str = "v1",
+    short_names: Sequence[str] = (),
+    scope: str = "Namespaced",
 ) -> dict[str, Any]:
-    """A namespaced CRD that keeps any field (``x-kubernetes-preserve-unknown-fields``): a
-    stand-in for a framework whose CRD the corpus lacks, or a throwaway type for one test."""
+    """A CRD that keeps any field (``x-kubernetes-preserve-unknown-fields``): a stand-in for a
+    framework whose CRD the corpus lacks, or a throwaway type for one test."""
     names: dict[str, Any] = {
         "plural": plural,
         "singular": kind.lower(),
@@ -327,7 +333,7 @@ def schemaless_crd(
         "metadata": {"name": f"{plural}.{group}"},
         "spec": {
             "group": group,
-            "scope": "Namespaced",
+            "scope": scope,
             "names": names,
             "versions": [
                 {
