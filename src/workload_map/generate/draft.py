@@ -99,7 +99,7 @@ def _terms(scale: Scale) -> list[str]:
     for i, m in enumerate(scale.multipliers):
         if m.outer:
             out.append(f"$outer{i}")
-        elif scale.completions is not None and m.path[-1].name == "parallelism":
+        elif scale.completions is not None and m.job_parallelism:
             p, c = _rel(m.path), _rel(scale.completions)
             out.append(f"([({p} // 1), ({c} // ({p} // 1))] | min)")
         else:

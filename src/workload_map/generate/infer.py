@@ -94,6 +94,11 @@ class Count:
     #: ``path`` is a parallelism object (data, dataLocal, pipeline, tensor): its node count
     nodes: bool = False
 
+    @property
+    def job_parallelism(self) -> bool:
+        """A Job-style ``parallelism`` integer (capped by ``completions`` beside it)."""
+        return self.path[-1].name == "parallelism" and not self.nodes
+
 
 @dataclass(frozen=True)
 class Membership:
@@ -288,18 +293,16 @@ _WORKER = re.compile(r"^worker", re.IGNORECASE)
 _DEGREES = ("data", "dataLocal", "pipeline")
 
 
-def _parallelism(node: Schema, own: Step) -> str | None:
+def _has_parallelism(node: Schema, own: Step) -> bool:
     """A ``parallelism`` object beside a worker pod source and another pod source (the main pod
-    of each replica, LLMInferenceService's ``template`` and ``worker``): its field name."""
+    of each replica, LLMInferenceService's ``template`` and ``worker``)."""
     props = _props(node)
     others = [k for k, child in props.items() if k != own.name and _has_pods(child)]
     block = props.get("parallelism")
     if not others or not isinstance(block, Mapping):
-        return None
+        return False
     degrees = _props(block)
-    if not all(isinstance(degrees.get(d), Mapping) and _type(degrees[d]) == "integer" for d in _DEGREES):
-        return None
-    return "parallelism"
+    return all(isinstance(degrees.get(d), Mapping) and _type(degrees[d]) == "integer" for d in _DEGREES)
 
 
 def _optional_object(root: Schema, path: Path) -> Path | None:
@@ -420,15 +423,13 @@ def _scale(root: Schema, source: Path, prefix: Path | None, budget: _Budget) -> 
                     where = (*guard, Step("field", leaf_name))
                     multipliers.append(Count(where, _int_default(leaf), guard=guard))
                     found.append(f"{shown(where)} (while {shown(guard)} is set)")
-        if len(below) == 1 and _WORKER.match(below[0].name):
-            degrees = _parallelism(node, below[0])
-            if degrees is not None:
-                where = (*rel, Step("field", degrees))
-                multipliers.append(Count(where, nodes=True, less_one=True))
-                found.append(
-                    f"{shown(where)}: the nodes of each replica (data / dataLocal, "
-                    "else pipeline stages; tensor parallelism stays in a node) less the main pod"
-                )
+        if len(below) == 1 and _WORKER.match(below[0].name) and _has_parallelism(node, below[0]):
+            where = (*rel, Step("field", "parallelism"))
+            multipliers.append(Count(where, nodes=True, less_one=True))
+            found.append(
+                f"{shown(where)}: the nodes of each replica (data / dataLocal, "
+                "else pipeline stages; tensor parallelism stays in a node) less the main pod"
+            )
     membership: Membership | None = None
     if prefix is not None:
         for depth in range(len(prefix) - 1, 0, -1):  # above the instance: counts over the template
@@ -449,14 +450,14 @@ def _scale(root: Schema, source: Path, prefix: Path | None, budget: _Budget) -> 
                 f"{jq_path(membership.groups, optional=False)}[].{membership.replicas} for the "
                 f"instances its {membership.names} list"
             )
-    if completions is not None and any(m.path[-1].name == "parallelism" for m in multipliers):
+    if completions is not None and any(m.job_parallelism for m in multipliers):
         found.append(shown(completions))
     why = (
         "integer fields beside it: " + ", ".join(found)
         if found
         else "no replicas-like integer (replicas, size, parallelism, numOfHosts) beside it: 1 assumed"
     )
-    if not any(m.path[-1].name == "parallelism" for m in multipliers):
+    if not any(m.job_parallelism for m in multipliers):
         completions = None
     present = _presence(root, source, own_holder) if prefix is None and split != "leader" else None
     if present is not None:
