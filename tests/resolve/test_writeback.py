@@ -19,6 +19,7 @@ from workload_map.resolve.writeback import (
     NotAssignableError,
     patch_all_pod_specs,
     resume,
+    scale,
     set_scheduler_name,
     suspend,
     update_fragmented,
@@ -550,3 +551,55 @@ def test_random_objects_only_raise_library_errors(obj: Any, frag: FragmentedPodS
         return
     assert obj == before
     assert apply_json_patch(obj, change.json_patch) == change.new_object
+
+
+# --- scale ----------------------------------------------------------------------------------------
+
+
+SCALED = karta(
+    "scaled",
+    {"name": "root", "kind": {"group": "x.io", "version": "v1", "kind": "Widget"}},
+    {
+        "name": "workers",
+        "ownerRef": "root",
+        "instanceIdPath": ".spec.groups[].name",
+        "scaleDefinition": {"replicasPath": ".spec.groups[].replicas"},
+    },
+    {"name": "fixed", "ownerRef": "root", "scaleDefinition": {"replicasPath": "1"}},
+    {"name": "plain", "ownerRef": "root", "scaleDefinition": {"replicasPath": ".spec.plain.replicas"}},
+    {"name": "none", "ownerRef": "root"},
+)
+
+
+def scaled_obj() -> dict[str, Any]:
+    return {"spec": {"groups": [{"name": "a", "replicas": 1}, {"name": "b", "replicas": 2}], "plain": {}}}
+
+
+def test_scale_writes_the_replicas_path_per_instance_or_for_all() -> None:
+    obj = scaled_obj()
+    one = scale(SCALED, obj, "workers", {"a": 3, "b": 4})
+    assert [g["replicas"] for g in one.new_object["spec"]["groups"]] == [3, 4]
+    assert_patches_reproduce(obj, one)
+    every = scale(SCALED, obj, "workers", 5)
+    assert [g["replicas"] for g in every.new_object["spec"]["groups"]] == [5, 5]
+    created = scale(SCALED, obj, "plain", 2)
+    assert created.new_object["spec"]["plain"] == {"replicas": 2}
+    assert obj == scaled_obj()
+
+
+def test_scale_refuses_what_it_cannot_write() -> None:
+    obj = scaled_obj()
+    with pytest.raises(WriteBackError, match="component 'none' of definition 'scaled' cannot be scaled"):
+        scale(SCALED, obj, "none", 1)
+    with pytest.raises(NotAssignableError, match="'1' is not an assignable path"):
+        scale(SCALED, obj, "fixed", 2)
+    with pytest.raises(WriteBackError, match="is negative"):
+        scale(SCALED, obj, "plain", -1)
+    with pytest.raises(WriteBackError, match="out of range"):
+        scale(SCALED, obj, "plain", 2**31)
+    with pytest.raises(WriteBackError, match="must be an integer"):
+        scale(SCALED, obj, "plain", True)
+    with pytest.raises(WriteBackError, match="value not found for instance id: b"):
+        scale(SCALED, obj, "workers", {"a": 1})
+    with pytest.raises(WriteBackError, match="not an instance"):
+        scale(SCALED, obj, "workers", {"a": 1, "b": 1, "c": 1})

@@ -39,7 +39,7 @@ from workload_map.resolve.compiled import (
     Definition,
     as_compiled,
 )
-from workload_map.resolve.extract import instance_ids
+from workload_map.resolve.extract import instance_ids, parse_replicas
 from workload_map.resolve.patch import JsonPatch, PatchError, json_patch, merge_patch
 from workload_map.resolve.types import FragmentedPodSpec
 
@@ -386,6 +386,50 @@ def resume(definition: Definition, obj: Mapping[str, Any], component: str | None
     return _apply_actions(definition, obj, component, "resumeActions")
 
 
+# --- scale ------------------------------------------------------------------------------------
+
+
+def scale(
+    definition: Definition,
+    obj: Mapping[str, Any],
+    component: str,
+    replicas: int | Mapping[str, int],
+) -> Change:
+    """Set a component's replica count through its ``scaleDefinition.replicasPath``.
+
+    ``replicas`` is one count for every instance, or ``{instance_id: count}`` naming each
+    instance (a component without ``instanceIdPath`` has the single id ``""``). A component with
+    no replicas path, or whose path is computed (``.spec.size - 1``, ``//``...), cannot be scaled:
+    :class:`WriteBackError` / :class:`NotAssignableError` naming the component and expression.
+    Counts are validated as the resolver reads them (non-negative, at most 2**31-1).
+    """
+    comp, dname = _start(definition, obj, component)
+    ce = comp.replicas
+    if ce is None:
+        raise WriteBackError(
+            f"component '{component}' of definition '{dname}' cannot be scaled: it has no "
+            "scaleDefinition.replicasPath"
+        )
+    if isinstance(replicas, Mapping):
+        ordered = _ordered_values(comp, dname, obj, replicas)
+    else:
+        try:
+            ids = instance_ids(comp, dname, obj)
+        except ResolveError as exc:
+            raise WriteBackError(f"component '{component}': {exc}") from exc
+        ordered = [replicas] * len(ids) if comp.instance_id is not None else [replicas]
+    for i, value in enumerate(ordered):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise WriteBackError(f"replicas for component '{component}' must be an integer, got {value!r}")
+        try:
+            parse_replicas(value, i)
+        except ValueError as exc:
+            raise WriteBackError(f"replicas for component '{component}': {exc}") from None
+    t = _Target(dname, component, "scaleDefinition.replicasPath", ce)
+    new = _write_values(copy.deepcopy(dict(obj)), comp, t, ordered)
+    return make_change(obj, new)
+
+
 # --- shape-blind pod field updates (the consumer front door) ---------------------------------
 
 
@@ -536,6 +580,7 @@ __all__ = [
     "make_change",
     "patch_all_pod_specs",
     "resume",
+    "scale",
     "set_scheduler_name",
     "suspend",
     "update_fragmented",
