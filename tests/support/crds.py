@@ -1,9 +1,9 @@
 """The real framework CRDs of ``../shared/crds``, made installable into kube-apiserver v1.20.
 
 v1.20 predates a few CRD schema keywords; :func:`downlevel_crd` removes them (see
-``../shared/bin/README.md``). Two CRD names exist twice in the corpus (see ``shared/crds/SOURCES.md``):
-``mpijobs.kubeflow.org`` and ``dynamographdeployments.nvidia.com``. :data:`DEFAULT_PREFER` picks one
-file for each; pass ``prefer=`` to pick the other, or :func:`swap_crd` on a running cluster.
+``../shared/bin/README.md``). Three CRD names exist twice in the corpus (see ``shared/crds/SOURCES.md``):
+``mpijobs.kubeflow.org``, ``dynamographdeployments.nvidia.com`` and
+``resourcebindings.work.karmada.io``. :data:`DEFAULT_PREFER` picks one file for each; pass ``prefer=`` to pick the other, or :func:`swap_crd` on a running cluster.
 
 The project's own Karta CRD (``src/workload_map/crd/kartas.run.ai.yaml``) is made installable by
 :func:`karta_crd_doc`; :func:`ensure_karta_crd` / :func:`remove_karta_crd` install and delete it.
@@ -51,6 +51,9 @@ DEFAULT_PREFER: dict[str, str] = {
     # The v1alpha1-only CRD (Dynamo <= 1.1) whose examples in shared/docs were schema-checked; the
     # v1beta1 one (dynamo-v1beta1/) needs a conversion webhook for any v1alpha1 request.
     "dynamographdeployments.nvidia.com": "dynamo/nvidia.com_dynamographdeployments.yaml",
+    # Karmada's HEAD ResourceBinding (adds spec.clusters[].components for multi-template workloads);
+    # karmada/ holds the v1.18.2 release file with the same CRD name.
+    "resourcebindings.work.karmada.io": "karmada-main/work.karmada.io_resourcebindings.yaml",
 }
 
 
