@@ -29,8 +29,7 @@ from .compiler import CompileFailure, Program, build
 from .parser import parse, tree_depth
 from .paths import setpath
 from .readpaths import static_output_paths, static_read_paths
-from .runtime import MAX_RESULTS, BreakOut, JqError, JqPathError, LimitExceeded, measure
-from .runtime import start as start_meter
+from .runtime import MAX_RESULTS, TEMPLATE, BreakOut, JqError, JqPathError, LimitExceeded, Meter, measure
 
 CACHE_SIZE = 1024
 
@@ -135,15 +134,15 @@ def _assignable(
     return False
 
 
-def _check_built(value: Any, metered: bool) -> None:
+def _check_built(value: Any, meter: Meter | None) -> Meter:
     """A result the expression built (not a part of its input) may share children, so its
     expanded size can be exponential in the work done: measured, on the evaluation's budget,
     before a caller walks or serializes it. Path expressions only return parts of the input.
-    A program that published no meter gets a fresh one for the measure (never a stale one)."""
-    if type(value) is list or type(value) is dict:
-        if not metered:
-            start_meter()
-        measure(value)
+    A program that charged no meter gets a fresh one for the measure."""
+    if meter is None:
+        meter = TEMPLATE[:]
+    measure(meter, value)
+    return meter
 
 
 class Expression:
@@ -197,26 +196,36 @@ class Expression:
             return ExpressionRuntimeError(self.source, "break")
         return ExpressionRuntimeError(self.source, f"internal error: {type(exc).__name__}: {exc}")
 
-    def all(self, data: Any, variables: Mapping[str, Any] | None = None) -> list[Any]:
-        """Every output in order; more than MAX_RESULTS raises ExpressionLimitError."""
+    def all(
+        self, data: Any, variables: Mapping[str, Any] | None = None, *, meter: Meter | None = None
+    ) -> list[Any]:
+        """Every output in order; more than MAX_RESULTS raises ExpressionLimitError. ``meter``
+        (``runtime.start()``) is charged instead of a fresh one: pass one to read afterwards
+        what the evaluation used (``runtime.used``)."""
         try:
             program = self._program
-            out = program.all_fn(data, self._vars(variables))
+            if meter is None and program.all_metered:
+                meter = TEMPLATE[:]
+            out = program.all_fn(data, self._vars(variables), meter)
             if not self.denotes_paths:
                 for value in out:
                     if type(value) is list or type(value) is dict:  # inlined: the hot path is scalars
-                        _check_built(value, program.all_metered)
+                        meter = _check_built(value, meter)
             return out
         except Exception as exc:
             raise self._fail(exc) from exc
 
-    def first(self, data: Any, variables: Mapping[str, Any] | None = None) -> Any:
+    def first(
+        self, data: Any, variables: Mapping[str, Any] | None = None, *, meter: Meter | None = None
+    ) -> Any:
         """The first output, or None when there is none; later outputs are not computed."""
         try:
             program = self._program
-            value = program.first_fn(data, self._vars(variables))
-            if not self.denotes_paths:
-                _check_built(value, program.first_metered)
+            if meter is None and program.first_metered:
+                meter = TEMPLATE[:]
+            value = program.first_fn(data, self._vars(variables), meter)
+            if not self.denotes_paths and (type(value) is list or type(value) is dict):
+                _check_built(value, meter)
             return value
         except Exception as exc:
             raise self._fail(exc) from exc

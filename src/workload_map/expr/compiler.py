@@ -23,25 +23,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import ast as A
+from . import dates as D
+from . import matches as M
 from . import paths as P
 from . import runtime as R
 from . import values as V
-from .names import BUILTINS
+from .registry import BUILTINS, REGISTRY, Builtin
 
 K = Callable[[str], list[str]]
 PK = Callable[[str, str], list[str]]
 
 # Generated names start with "_"; runtime helpers are exposed as "R_<name>" globals.
-NAMESPACE: dict[str, Any] = {"R_current": R._current, "R_template": R.TEMPLATE}
+NAMESPACE: dict[str, Any] = {"R_template": R.TEMPLATE}
 
 
-def _export(prefix: str, module: Any, names: list[str]) -> None:
+def _export(module: Any, names: list[str]) -> None:
     for n in names:
         NAMESPACE[f"R_{n}"] = getattr(module, n)
 
 
 _export(
-    "R",
     R,
     [
         "JqError",
@@ -49,238 +50,101 @@ _export(
         "BreakOut",
         "NOTHING",
         "over_budget",
-        "start",
         "charge",
         "measure",
         "too_many_results",
         "is_true",
         "compare",
-        "jeq",
-        "jne",
-        "lt",
-        "le",
-        "gt",
-        "ge",
+        "dump",
         "index",
         "field_error",
         "iter_error",
         "iterable",
         "slice_value",
-        "indices_of",
         "object_key",
         "break_out",
         "raise_error",
-        "add",
-        "sub",
-        "mul",
-        "div",
-        "mod",
-        "neg",
-        "check_size",
         "LimitExceeded",
     ],
 )
 _export(
-    "V",
     V,
     [
         "tojson",
         "tostring",
-        "fromjson",
-        "tonumber",
-        "length",
-        "utf8bytelength",
-        "keys",
-        "keys_unsorted",
         "has",
         "contains",
         "jtype",
         "to_entries",
         "from_entries",
-        "add_all",
         "add_values",
-        "jany",
-        "jall",
-        "flatten",
-        "jsort",
-        "unique",
         "sort_by_keys",
         "group_by_keys",
         "unique_by_keys",
         "min_by_keys",
         "max_by_keys",
-        "jmin",
-        "jmax",
-        "reverse",
-        "transpose",
-        "startswith",
-        "endswith",
-        "ltrimstr",
-        "rtrimstr",
-        "trim",
-        "ltrim",
-        "rtrim",
-        "ascii_downcase",
-        "ascii_upcase",
-        "explode",
-        "implode",
-        "ascii",
-        "split1",
-        "join",
-        "index_of",
-        "rindex_of",
-        "match_list",
-        "test",
-        "capture_obj",
-        "scan_value",
-        "split_re",
-        "floor",
-        "ceil",
-        "jround",
-        "trunc",
-        "fabs",
-        "jabs",
-        "sqrt",
-        "log",
-        "log10",
-        "log2",
-        "exp",
-        "exp2",
-        "exp10",
-        "pow_",
         "isinfinite",
         "isnan",
         "isnormal",
-        "toarray",
-        "bsearch",
         "format_value",
-        "gmtime",
-        "mktime",
-        "strftime",
-        "strptime",
-        "fromdateiso8601",
-        "todateiso8601",
-        "now",
         "iter_values",
-        "trimstr",
-        "significand",
-        "frexp",
-        "ldexp",
-        "lgamma",
-        "tgamma",
         "tostream",
     ],
 )
-NAMESPACE["R_getpath"] = P.getpath
-NAMESPACE["R_setpath"] = P.setpath
+_export(M, ["match_list", "capture_list", "scan_list", "split_list", "substitute"])
+NAMESPACE["R_now"] = D.now
+NAMESPACE["R_getpath"] = P.getpath_metered
+NAMESPACE["R_setpath"] = P.setpath_metered
 NAMESPACE["R_nan"] = math.nan
 NAMESPACE["R_inf"] = math.inf
 NAMESPACE["R_islice"] = __import__("itertools").islice
 
-# Builtins that map (input, *value args) -> one value, as runtime function names.
-VALUE_FUNCS: dict[tuple[str, int], str] = {
-    ("length", 0): "R_length",
-    ("utf8bytelength", 0): "R_utf8bytelength",
-    ("keys", 0): "R_keys",
-    ("keys_unsorted", 0): "R_keys_unsorted",
-    ("to_entries", 0): "R_to_entries",
-    ("from_entries", 0): "R_from_entries",
-    ("add", 0): "R_add_all",
-    ("any", 0): "R_jany",
-    ("all", 0): "R_jall",
-    ("flatten", 0): "R_flatten",
-    ("flatten", 1): "R_flatten",
-    ("floor", 0): "R_floor",
-    ("ceil", 0): "R_ceil",
-    ("round", 0): "R_jround",
-    ("trunc", 0): "R_trunc",
-    ("sqrt", 0): "R_sqrt",
-    ("log", 0): "R_log",
-    ("log10", 0): "R_log10",
-    ("log2", 0): "R_log2",
-    ("exp", 0): "R_exp",
-    ("exp2", 0): "R_exp2",
-    ("exp10", 0): "R_exp10",
-    ("fabs", 0): "R_fabs",
-    ("abs", 0): "R_jabs",
-    ("tostring", 0): "R_tostring",
-    ("tonumber", 0): "R_tonumber",
-    ("type", 0): "R_jtype",
-    ("isinfinite", 0): "R_isinfinite",
-    ("isnan", 0): "R_isnan",
-    ("isnormal", 0): "R_isnormal",
-    ("sort", 0): "R_jsort",
-    ("unique", 0): "R_unique",
-    ("min", 0): "R_jmin",
-    ("max", 0): "R_jmax",
-    ("reverse", 0): "R_reverse",
-    ("explode", 0): "R_explode",
-    ("implode", 0): "R_implode",
-    ("ascii", 0): "R_ascii",
-    ("ascii_downcase", 0): "R_ascii_downcase",
-    ("ascii_upcase", 0): "R_ascii_upcase",
-    ("tojson", 0): "R_tojson",
-    ("fromjson", 0): "R_fromjson",
-    ("transpose", 0): "R_transpose",
-    ("toarray", 0): "R_toarray",
-    ("trim", 0): "R_trim",
-    ("ltrim", 0): "R_ltrim",
-    ("rtrim", 0): "R_rtrim",
-    ("gmtime", 0): "R_gmtime",
-    ("mktime", 0): "R_mktime",
-    ("todate", 0): "R_todateiso8601",
-    ("todateiso8601", 0): "R_todateiso8601",
-    ("fromdate", 0): "R_fromdateiso8601",
-    ("fromdateiso8601", 0): "R_fromdateiso8601",
-    ("has", 1): "R_has",
-    ("contains", 1): "R_contains",
-    ("startswith", 1): "R_startswith",
-    ("endswith", 1): "R_endswith",
-    ("ltrimstr", 1): "R_ltrimstr",
-    ("rtrimstr", 1): "R_rtrimstr",
-    ("split", 1): "R_split1",
-    ("split", 2): "R_split_re",
-    ("join", 1): "R_join",
-    ("test", 1): "R_test",
-    ("test", 2): "R_test",
-    ("indices", 1): "R_indices_of",
-    ("index", 1): "R_index_of",
-    ("rindex", 1): "R_rindex_of",
-    ("getpath", 1): "R_getpath",
-    ("setpath", 2): "R_setpath",
-    ("strftime", 1): "R_strftime",
-    ("strptime", 1): "R_strptime",
-    ("todate", 1): "R_strftime",
-    ("bsearch", 1): "R_bsearch",
-    ("pow", 2): "R_pow_",
-    ("trimstr", 1): "R_trimstr",
-    ("significand", 0): "R_significand",
-    ("frexp", 0): "R_frexp",
-    ("ldexp", 2): "R_ldexp",
-    ("gamma", 0): "R_lgamma",
-    ("lgamma", 0): "R_lgamma",
-    ("tgamma", 0): "R_tgamma",
-}
 
-# Value builtins that always return a boolean (so truthiness needs no extra test).
+@dataclass(frozen=True)
+class Call:
+    """How generated code calls a value builtin or operator: its global name and whether the
+    evaluation's meter (``_b``) goes first."""
+
+    pyname: str
+    metered: bool
+
+    def __call__(self, *args: str) -> str:
+        return f"{self.pyname}({', '.join(['_b', *args] if self.metered else args)})"
+
+
+def _call_of(entry: Builtin) -> Call:
+    assert entry.python is not None
+    pyname = "B_" + "".join(c if c.isalnum() else "_" for c in entry.name) + f"_{entry.arity}"
+    NAMESPACE[pyname] = entry.python
+    return Call(pyname, bool(entry.cost.metered))
+
+
+# Builtins that map (input, *value args) -> one value, and the operators, from the registry.
+VALUE_FUNCS: dict[tuple[str, int], Call] = {k: _call_of(e) for k, e in REGISTRY.items() if e.kind == "value"}
+OPERATORS: dict[str, Call] = {
+    op: _call_of(REGISTRY[(name, 2)])
+    for op, name in (
+        ("+", "_plus"),
+        ("-", "_minus"),
+        ("*", "_multiply"),
+        ("/", "_divide"),
+        ("%", "_mod"),
+        ("==", "_equal"),
+        ("!=", "_notequal"),
+        ("<", "_less"),
+        ("<=", "_lesseq"),
+        (">", "_greater"),
+        (">=", "_greatereq"),
+    )
+}
+NEGATE = _call_of(REGISTRY[("_negate", 0)])
+INDEX = _call_of(REGISTRY[("_index", 1)])
+SLICE = _call_of(REGISTRY[("_slice", 2)])
+FORMAT = _call_of(REGISTRY[("@text", 0)])
+
+# Builtins that always return a boolean (so truthiness needs no extra test).
 BOOL_FUNCS = frozenset(
-    {
-        "not",
-        "has",
-        "contains",
-        "startswith",
-        "endswith",
-        "test",
-        "any",
-        "all",
-        "isempty",
-        "inside",
-        "in",
-        "IN",
-        "isinfinite",
-        "isnan",
-        "isnormal",
-    }
+    {"not", *(e.name for e in REGISTRY.values() if e.returns_bool and e.kind != "operator")}
 )
 
 # `select(type == X)`-style filters: name -> Python condition on `v`.
@@ -522,9 +386,9 @@ class Gen:
             if node.end is not None:
                 pre, e = self.single_code(node.end, inp, env)
                 lines += pre
-            return lines, f"R_slice_value({t}, {s}, {e})"
+            return lines, f"R_slice_value(_b, {t}, {s}, {e})"
         if isinstance(node, A.Format):
-            return [], f"R_format_value({node.name!r}, {inp})"
+            return [], f"R_format_value(_b, {node.name!r}, {inp})"
         if isinstance(node, A.ArrayCons):
             if node.body is None:
                 return [], "[]"
@@ -562,7 +426,7 @@ class Gen:
             return lines, "(" + " + ".join(pieces) + ")"
         if isinstance(node, A.Neg):
             lines, e = self.single_code(node.operand, inp, env)
-            return lines, f"R_neg({e})"
+            return lines, NEGATE(e)
         if isinstance(node, A.Binary):
             return self.single_binary(node, inp, env)
         if isinstance(node, (A.And, A.Or)):
@@ -638,8 +502,8 @@ class Gen:
 
     def fmt_piece(self, fmt: str | None, e: str) -> str:
         if fmt is None or fmt == "text":
-            return f"R_tostring({e})"
-        return f"R_format_value({fmt!r}, {e})"
+            return f"R_tostring(_b, {e})"
+        return f"R_format_value(_b, {fmt!r}, {e})"
 
     def single_index(self, node: A.Index, inp: str, env: Env) -> tuple[list[str], str]:
         lines, t = self.single_code(node.target, inp, env)
@@ -649,7 +513,7 @@ class Gen:
             k = repr(key.value)
             return lines, f"({t}.get({k}) if type({t}) is dict else R_field_error({t}, {k}))"
         pre, k = self.single_code(key, inp, env)
-        return lines + pre, f"R_index({t}, {k})"
+        return lines + pre, f"R_index(_b, {t}, {k})"
 
     def single_binary(self, node: A.Binary, inp: str, env: Env) -> tuple[list[str], str]:
         op = node.op
@@ -671,23 +535,12 @@ class Gen:
                 return lines, f"({other} is {'not ' if neg else ''}None)"
             if lit is not None and type(lit.value) is bool:
                 return lines, f"({other} is {'not ' if neg else ''}{lit.value!r})"
-            return lines, f"{'R_jne' if neg else 'R_jeq'}({left}, {right})"
+            return lines, OPERATORS[op](left, right)
         if op in ("<", "<=", ">", ">=") and isinstance(rl, A.Literal) and type(rl.value) is int:
             left = self.name_of(left, lines)
-            fn = {"<": "R_lt", "<=": "R_le", ">": "R_gt", ">=": "R_ge"}[op]
-            return lines, f"({left} {op} {rl.value!r} if type({left}) is int else {fn}({left}, {rl.value!r}))"
-        fn = {
-            "+": "R_add",
-            "-": "R_sub",
-            "*": "R_mul",
-            "/": "R_div",
-            "%": "R_mod",
-            "<": "R_lt",
-            "<=": "R_le",
-            ">": "R_gt",
-            ">=": "R_ge",
-        }[op]
-        return lines, f"{fn}({left}, {right})"
+            slow = OPERATORS[op](left, repr(rl.value))
+            return lines, f"({left} {op} {rl.value!r} if type({left}) is int else {slow})"
+        return lines, OPERATORS[op](left, right)
 
     def single_call(self, node: A.Call, inp: str, env: Env) -> tuple[list[str], str]:
         key = (node.name, len(node.args))
@@ -703,7 +556,7 @@ class Gen:
                 pre, e = self.single_code(a, inp, env)
                 lines += pre
                 vals.append(e)
-            return lines, f"{VALUE_FUNCS[key]}({', '.join([inp, *vals])})"
+            return lines, VALUE_FUNCS[key](inp, *vals)
         if name == "not":
             return [], f"({inp} is None or {inp} is False)"
         if name == "error":
@@ -728,25 +581,25 @@ class Gen:
         if key in (("debug", 0), ("stderr", 0)):
             return [], inp
         if key == ("first", 0):
-            return [], f"R_index({inp}, 0)"
+            return [], f"R_index(_b, {inp}, 0)"
         if key == ("last", 0):
-            return [], f"R_index({inp}, -1)"
+            return [], f"R_index(_b, {inp}, -1)"
         if key == ("nth", 1):
             pre, e = self.single_code(args[0], inp, env)
-            return pre, f"R_index({inp}, {e})"
+            return pre, f"R_index(_b, {inp}, {e})"
         if name in ("map", "with_entries"):
             lst = self.fresh("l")
             src = inp
             lines = []
             if name == "with_entries":
                 src = self.fresh("t")
-                lines.append(f"{src} = R_to_entries({inp})")
+                lines.append(f"{src} = R_to_entries(_b, {inp})")
             lines += [f"{lst} = []"]
             lines += self.iterate_code(
                 src, lambda v: self.stream(args[0], v, env, lambda w: [f"{lst}.append({w})"])
             )
             if name == "with_entries":
-                return lines, f"R_from_entries({lst})"
+                return lines, f"R_from_entries(_b, {lst})"
             return lines, lst
         if name == "map_values":
             return self.map_values(node, inp, env)
@@ -764,7 +617,7 @@ class Gen:
         if key == ("add", 1):
             lst = self.fresh("l")
             lines = [f"{lst} = []", *self.stream(args[0], inp, env, lambda v: [f"{lst}.append({v})"])]
-            return lines, f"R_add_values({lst})"
+            return lines, f"R_add_values(_b, {lst})"
         if name == "INDEX":
             return self.index_code(node, inp, env)
         if name == "pick":
@@ -775,7 +628,7 @@ class Gen:
                 inp,
                 "()",
                 env,
-                lambda v, p: [f"{res} = R_setpath({res}, {p}, R_getpath({inp}, {p}))"],
+                lambda v, p: [f"{res} = R_setpath(_b, {res}, {p}, R_getpath(_b, {inp}, {p}))"],
             )
             return lines, res
         raise CompileFailure(f"{name}/{len(args)} has no single-value form")
@@ -851,7 +704,7 @@ class Gen:
                 node.key,
                 inp,
                 env,
-                lambda kv: self.stream(node.target, inp, env, lambda t: k(f"R_index({t}, {kv})")),
+                lambda kv: self.stream(node.target, inp, env, lambda t: k(f"R_index(_b, {t}, {kv})")),
             )
         if isinstance(node, A.Slice):
             start = node.start or A.Literal(node.offset, None)
@@ -865,7 +718,7 @@ class Gen:
                     inp,
                     env,
                     lambda s: self.stream(
-                        node.target, inp, env, lambda t: k(f"R_slice_value({t}, {s}, {e})")
+                        node.target, inp, env, lambda t: k(f"R_slice_value(_b, {t}, {s}, {e})")
                     ),
                 ),
             )
@@ -951,29 +804,16 @@ class Gen:
             return self.stream(node.left, inp, env, lambda lv: self.with_name(lv, after_left))
         if isinstance(node, (A.Binary,)):
             op = node.op
-            fn = {
-                "+": "R_add",
-                "-": "R_sub",
-                "*": "R_mul",
-                "/": "R_div",
-                "%": "R_mod",
-                "<": "R_lt",
-                "<=": "R_le",
-                ">": "R_gt",
-                ">=": "R_ge",
-                "==": "R_jeq",
-                "!=": "R_jne",
-            }[op]
             return self.stream(
                 node.right,
                 inp,
                 env,
                 lambda r: self.with_name(
-                    r, lambda rn: self.stream(node.left, inp, env, lambda lv: k(f"{fn}({lv}, {rn})"))
+                    r, lambda rn: self.stream(node.left, inp, env, lambda lv: k(OPERATORS[op](lv, rn)))
                 ),
             )
         if isinstance(node, A.Neg):
-            return self.stream(node.operand, inp, env, lambda v: k(f"R_neg({v})"))
+            return self.stream(node.operand, inp, env, lambda v: k(NEGATE(v)))
         if isinstance(node, A.ObjectCons):
             return self.object_stream(node, inp, env, k, 0, [])
         if isinstance(node, A.StringInterp):
@@ -1142,14 +982,14 @@ class Gen:
             )
             for i, p in enumerate(pattern.elements):
                 t = self.fresh("t")
-                lines.append(f"{t} = R_index({src}, {i})")
+                lines.append(f"{t} = R_index(_b, {src}, {i})")
                 lines += self.bind_pattern(p, t, inp, env)
             return lines
         for key, sub, bind in pattern.entries:
             pre, ks = self.single_code(key, inp, env)
             lines += pre
             t = self.fresh("t")
-            lines.append(f"{t} = R_index({src}, {ks})")
+            lines.append(f"{t} = R_index(_b, {src}, {ks})")
             if bind is not None:
                 lines.append(f"{env.vars[bind]} = {t}")
             if sub is not None:
@@ -1368,7 +1208,7 @@ class Gen:
                 return [f"for {v} in {f.pyname}({inp}):", *indent(k(v))]
             lines, closures = self.closure_args(args, env)
             return [*lines, f"for {v} in {f.pyname}({', '.join([inp, *closures])}):", *indent(k(v))]
-        if key in VALUE_FUNCS or (name in ("error", "ltrimstr", "rtrimstr", "nth") and key != ("nth", 2)):
+        if key in VALUE_FUNCS or key in (("error", 0), ("error", 1), ("nth", 1)):
             return self.cartesian_call(node, inp, env, k)
         if key == ("empty", 0):
             return ["pass"]
@@ -1456,7 +1296,7 @@ class Gen:
             def with_arg(a: str) -> list[str]:
                 if name == "in":
                     return k(f"R_has({a}, {inp})")
-                return k(f"R_contains({a}, {inp})")
+                return k(f"R_contains(_b, {a}, {inp})")
 
             return self.stream(args[0], inp, env, with_arg)
         if key in (("debug", 1),):
@@ -1466,7 +1306,7 @@ class Gen:
             m = self.fresh("m")
             evs = self.fresh("l")
             return [
-                f"{evs} = R_tostream({inp})",
+                f"{evs} = R_tostream(_b, {inp})",
                 f"_b[0] -= len({evs})",
                 "if _b[0] < 0: R_over_budget(_b)",
                 f"for {m} in {evs}:",
@@ -1478,7 +1318,7 @@ class Gen:
 
             def on_event(ev: str) -> list[str]:
                 return [
-                    f"{st}, {out} = R_fromstream_step({st}, {ev})",
+                    f"{st}, {out} = R_fromstream_step(_b, {st}, {ev})",
                     *_unless_nothing(out, k),
                 ]
 
@@ -1490,7 +1330,7 @@ class Gen:
 
             def on_ev(ev: str) -> list[str]:
                 return [
-                    f"{out} = R_truncate_event({inp}, {ev})",
+                    f"{out} = R_truncate_event(_b, {inp}, {ev})",
                     *_unless_nothing(out, k),
                 ]
 
@@ -1507,15 +1347,11 @@ class Gen:
         def go(i: int, vals: list[str]) -> list[str]:
             if i == len(args):
                 if key in VALUE_FUNCS:
-                    return k(f"{VALUE_FUNCS[key]}({', '.join([inp, *vals])})")
+                    return k(VALUE_FUNCS[key](inp, *vals))
                 if node.name == "error":
                     return [f"R_raise_error({vals[0]})"]
-                if node.name == "ltrimstr":
-                    return k(f"R_ltrimstr({inp}, {vals[0]})")
-                if node.name == "rtrimstr":
-                    return k(f"R_rtrimstr({inp}, {vals[0]})")
                 if node.name == "nth":
-                    return k(f"R_index({inp}, {vals[0]})")
+                    return k(f"R_index(_b, {inp}, {vals[0]})")
                 raise CompileFailure(node.name)
             return self.stream(
                 args[i], inp, env, lambda v: self.with_name(v, lambda n: go(i + 1, [*vals, n]))
@@ -1591,7 +1427,7 @@ class Gen:
                     return [
                         *gen,
                         *self.with_name(
-                            f"R_substitute({inp}, {rx}, {fl}, {fn}, {glob})",
+                            f"R_substitute(_b, {inp}, {rx}, {fl}, {fn}, {glob})",
                             lambda rs: [f"for {r} in {rs}:", *indent(k(r))],
                         ),
                     ]
@@ -1606,11 +1442,10 @@ class Gen:
         def with_re2(rx: str) -> list[str]:
             def with_flags(fl: str) -> list[str]:
                 m = self.fresh("m")
-                if name == "splits":
-                    return [f"for {m} in R_split_re({inp}, {rx}, {fl}):", *indent(k(m))]
-                force = "True" if name == "scan" else "False"
-                conv = {"match": m, "capture": f"R_capture_obj({m})", "scan": f"R_scan_value({m})"}[name]
-                return [f"for {m} in R_match_list({inp}, {rx}, {fl}, {force}):", *indent(k(conv))]
+                fn = {"splits": "R_split_list", "match": "R_match_list", "capture": "R_capture_list"}.get(
+                    name, "R_scan_list"
+                )
+                return [f"for {m} in {fn}(_b, {inp}, {rx}, {fl}):", *indent(k(m))]
 
             if flags_node is None:
                 return with_flags("None")
@@ -1662,7 +1497,7 @@ class Gen:
             ]
 
         lines += [
-            f"if type({inp}) is not list: R_raise_error(R_jtype({inp}) + ' (' + R_tojson({inp})[:30] + "
+            f"if type({inp}) is not list: R_raise_error(R_jtype({inp}) + ' (' + R_dump({inp}, 30)[:30] + "
             "') cannot be sorted, as it is not an array')"
         ]
         lines += self.iterate_code(inp, per_item)
@@ -1673,7 +1508,7 @@ class Gen:
             "min_by": "R_min_by_keys",
             "max_by": "R_max_by_keys",
         }[node.name]
-        return lines, f"{fn}({inp}, {keys})"
+        return lines, f"{fn}(_b, {inp}, {keys})"
 
     def any_all(self, node: A.Call, inp: str, env: Env) -> tuple[list[str], str]:
         is_any = node.name == "any"
@@ -1707,7 +1542,10 @@ class Gen:
 
         def on_src(sv: str) -> list[str]:
             return self.with_name(
-                sv, lambda sn: self.stream(set_node, i2, env, lambda x: [f"if R_jeq({sn}, {x}): return True"])
+                sv,
+                lambda sn: self.stream(
+                    set_node, i2, env, lambda x: [f"if {OPERATORS['=='](sn, x)}: return True"]
+                ),
             )
 
         body = self.stream(src_node, i2, env, on_src)
@@ -1723,7 +1561,7 @@ class Gen:
 
         def on_row(row: str) -> list[str]:
             return self.with_name(
-                row, lambda rn: self.stream(keyf, rn, env, lambda kv: [f"{res}[R_tostring({kv})] = {rn}"])
+                row, lambda rn: self.stream(keyf, rn, env, lambda kv: [f"{res}[R_tostring(_b, {kv})] = {rn}"])
             )
 
         return [f"{res} = {{}}", *self.stream(src, inp, env, on_row)], res
@@ -1740,7 +1578,7 @@ class Gen:
                     return self.with_name(
                         kv,
                         lambda kn: self.with_name(
-                            f"R_index({tv}, {kn}) if {tv} is not None else None",
+                            f"R_index(_b, {tv}, {kn}) if {tv} is not None else None",
                             lambda vn: k(vn, f"({tp} + ({kn},))"),
                         ),
                     )
@@ -1767,7 +1605,7 @@ class Gen:
                         inp,
                         env,
                         lambda ev: self.with_name(
-                            f"R_slice_value({tv}, {sv}, {ev})",
+                            f"R_slice_value(_b, {tv}, {sv}, {ev})",
                             lambda vn: k(vn, f"({tp} + ({{'start': {sv}, 'end': {ev}}},))"),
                         ),
                     ),
@@ -1970,7 +1808,7 @@ class Gen:
                     lambda pn: [
                         f"if type({pn}) is not list: R_raise_error('Path must be specified as an array')",
                         *self.with_name(
-                            f"R_getpath({inp}, {pn})", lambda vn: k(vn, f"({pth} + tuple({pn}))")
+                            f"R_getpath(_b, {inp}, {pn})", lambda vn: k(vn, f"({pth} + tuple({pn}))")
                         ),
                     ],
                 ),
@@ -2017,7 +1855,7 @@ class Gen:
             return self.stream(args[0], inp, env, with_n)
         if key in (("first", 0), ("last", 0)):
             idx = "0" if node.name == "first" else "-1"
-            return self.with_name(f"R_index({inp}, {idx})", lambda vn: k(vn, f"({pth} + ({idx},))"))
+            return self.with_name(f"R_index(_b, {inp}, {idx})", lambda vn: k(vn, f"({pth} + ({idx},))"))
         if key in (("debug", 0), ("stderr", 0)):
             return k(inp, pth)
         if key == ("debug", 1):
@@ -2030,7 +1868,7 @@ class Gen:
                 lambda n: self.with_name(
                     n,
                     lambda nn: self.with_name(
-                        f"R_index({inp}, {nn})", lambda vn: k(vn, f"({pth} + ({nn},))")
+                        f"R_index(_b, {inp}, {nn})", lambda vn: k(vn, f"({pth} + ({nn},))")
                     ),
                 ),
             )
@@ -2088,15 +1926,16 @@ class Gen:
 
 def _dump_trunc(v: Any) -> str:
     """libjq 1.8's ``jv_dump_string_trunc`` with its 30-byte buffer: over 29 bytes, keep 25
-    bytes (whole characters), then ``...`` and the text's last character."""
-    try:
-        text = R.dump(v)
-    except (R.LimitExceeded, RecursionError):
-        return "..."
+    bytes (whole characters), then ``...`` and the text's last character (read from a bounded
+    prefix: a container's or string's last character is its closing one)."""
+    text = R.dump(v, 64)
     raw = text.encode()
     if len(raw) <= 29:
         return text
-    return raw[:25].decode(errors="ignore") + "..." + text[-1]
+    last = text[-1]
+    if text.endswith("..."):  # cut: a container's or string's last character is its closing one
+        last = "]" if type(v) is list else "}" if type(v) is dict else '"' if type(v) is str else last
+    return raw[:25].decode(errors="ignore") + "..." + last
 
 
 def _path_error(v: Any) -> Any:
@@ -2106,57 +1945,24 @@ def _path_error(v: Any) -> Any:
 NAMESPACE["R_path_error"] = _path_error
 
 
-def _substitute(s: Any, pattern: Any, flags: Any, repl: Callable[[Any], Any], glob: bool) -> list[str]:
-    matches = V.match_list(s, pattern, flags, glob)
-    if type(s) is not str:
-        raise R.JqError(f"{R.describe(s)} cannot be matched, as it is not a string")
-    # Each result is kept as a list of parts (joined once at the end: no quadratic re-copying).
-    results: list[list[str]] = [[]]
-    prev = 0
-    for m in matches:
-        cap = V.capture_obj(m)
-        outs = []
-        for r in repl(cap):
-            if type(r) is not str:
-                raise R.JqError(f"{R.describe(r)} cannot be added to a string")
-            outs.append(r)
-        lead = s[prev : m["offset"]]
-        R.charge_text(len(results) * (len(lead) + sum(len(o) for o in outs)))
-        if len(outs) == 1:
-            for parts in results:
-                parts.append(lead)
-                parts.append(outs[0])
-        else:
-            if len(results) * len(outs) > R.MAX_RESULTS:
-                raise R.LimitExceeded(f"query results exceed the allowed number {R.MAX_RESULTS}")
-            R.charge(len(results) * len(outs) * (len(results[0]) + 2))
-            results = [[*parts, lead, o] for o in outs for parts in results]
-        prev = m["offset"] + m["length"]
-    tail = s[prev:]
-    return ["".join(parts) + tail for parts in results]
-
-
-NAMESPACE["R_substitute"] = _substitute
-
-
-def _fromstream_step(state: Any, ev: Any) -> tuple[Any, Any]:
+def _fromstream_step(meter: R.Meter, state: Any, ev: Any) -> tuple[Any, Any]:
     """One event of jq's ``fromstream`` (its definition, step by step): returns the new state
     ``{"x": partial, "e": done}`` and the completed value or NOTHING."""
     if state is None or state["e"]:
         state = {"x": None, "e": False}
-    head = R.index(ev, 0)
-    if R.jeq(V.length(ev), 2):
-        state = P.setpath(state, ["e"], R.jeq(V.length(head), 0))
-        state = P.setpath(state, R.add(["x"], head), R.index(ev, 1))
+    head = R.index(meter, ev, 0)
+    if R.jeq(meter, V.length(ev), 2):
+        state = P.setpath_metered(meter, state, ["e"], R.jeq(meter, V.length(head), 0))
+        state = P.setpath_metered(meter, state, R.add(meter, ["x"], head), R.index(meter, ev, 1))
     else:
-        state = P.setpath(state, ["e"], R.jeq(V.length(head), 1))
+        state = P.setpath_metered(meter, state, ["e"], R.jeq(meter, V.length(head), 1))
     return state, (state["x"] if state["e"] else R.NOTHING)
 
 
-def _truncate_event(depth: Any, ev: Any) -> Any:
-    head = R.index(ev, 0)
+def _truncate_event(meter: R.Meter, depth: Any, ev: Any) -> Any:
+    head = R.index(meter, ev, 0)
     if R.compare(V.length(head), depth) > 0:
-        return P.setpath(ev, [0], R.slice_value(head, depth, None))
+        return P.setpath_metered(meter, ev, [0], R.slice_value(meter, head, depth, None))
     return R.NOTHING
 
 
@@ -2272,8 +2078,9 @@ class Program:
     first_fn: Callable[..., Any]
     paths_fn: Callable[..., list[tuple[Any, ...]]]
     code: str
-    #: False when ``all`` (``first``) publishes no meter for the builtins: a caller that measures
-    #: their results must start a fresh meter first (see api._check_built).
+    #: Whether ``all`` (``first``) charges a meter. Each takes ``(input, variables, meter=None)``
+    #: and makes its own meter when given none; a caller that wants to go on charging the same
+    #: evaluation (api._check_built) or read what it used passes one (``runtime.start()``).
     all_metered: bool = True
     first_metered: bool = True
 
@@ -2319,35 +2126,22 @@ def build(root: A.Node, variables: tuple[str, ...]) -> Program:
     ]
 
     code_lines = []
-    published: dict[str, bool] = {}
+    metered: dict[str, bool] = {}
     for fname, body in (("_all", all_body), ("_first", first_body), ("_paths", paths_body)):
         body = charge_loops(body)
-        code_lines.append(f"def {fname}(inp, _vars):")
-        uses_meter, calls_charging_helper = _meter_use(body)
-        published[fname] = calls_charging_helper
-        prologue = budget if calls_charging_helper else budget[:1] if uses_meter else []
-        code_lines += indent([*prologue, *header, *body])
+        code_lines.append(f"def {fname}(inp, _vars, _b=None):")
+        # No meter at all for code that charges nothing (a fixed path: `.spec.replicas // 1`).
+        metered[fname] = _uses_meter(body)
+        code_lines += indent([*(budget if metered[fname] else []), *header, *body])
     code = "\n".join(code_lines) + "\n"
     ns = dict(NAMESPACE)
     exec(compile(code, "<jq>", "exec"), ns)
-    return Program(ns["_all"], ns["_first"], ns["_paths"], code, published["_all"], published["_first"])
+    return Program(ns["_all"], ns["_first"], ns["_paths"], code, metered["_all"], metered["_first"])
 
 
-# Runtime helpers that never charge the current meter (they read one value, raise, or are handed
-# the evaluation's meter explicitly).
-_UNMETERED_HELPERS = frozenset(
-    {"R_field_error", "R_path_error", "R_too_many_results", "R_iter_error", "R_over_budget", "R_JqError"}
-)
-_HELPER = re.compile(r"\bR_\w+")
-
-
-def _meter_use(body: list[str]) -> tuple[bool, bool]:
-    """(the code charges the local meter ``_b``, the code calls a helper that charges the current
-    meter). Neither: no prologue (a fixed path such as ``.spec.replicas // 1``); only the first:
-    the meter is copied but not published to the thread (a thread-local write saved per run)."""
-    text = "\n".join(body)
-    charging = any(name not in _UNMETERED_HELPERS for name in _HELPER.findall(text))
-    return charging or re.search(r"\b_b\b", text) is not None, charging
+def _uses_meter(body: list[str]) -> bool:
+    """Does the generated code charge the meter ``_b`` (itself or through a builtin)?"""
+    return re.search(r"\b_b\b", "\n".join(body)) is not None
 
 
 __all__ = ["BUILTINS", "CompileFailure", "Program", "build"]

@@ -10,7 +10,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .runtime import MAX_ARRAY, JqError, LimitExceeded, describe, index, slice_value, type_name
+from .runtime import (
+    MAX_ARRAY,
+    JqError,
+    LimitExceeded,
+    Meter,
+    charge,
+    describe,
+    index,
+    slice_value,
+    type_name,
+    unmetered,
+)
 
 
 def _path_items(path: Any) -> Sequence[Any]:
@@ -21,21 +32,37 @@ def _path_items(path: Any) -> Sequence[Any]:
 
 def getpath(data: Any, path: Any) -> Any:
     """Value at ``path``; ``null`` when the path runs through a missing key or null."""
-    cur = data
-    for k in _path_items(path):
-        if cur is None:
-            return None
-        cur = slice_value(cur, k.get("start"), k.get("end")) if type(k) is dict else index(cur, k)
-    return cur
+    return getpath_metered(unmetered(), data, path)
 
 
 def setpath(data: Any, path: Any, value: Any) -> Any:
     """A new value equal to ``data`` with ``value`` at ``path`` (copy-on-write)."""
+    return setpath_metered(unmetered(), data, path, value)
+
+
+def getpath_metered(meter: Meter, data: Any, path: Any) -> Any:
+    """``getpath`` inside an evaluation: one unit per path step (and slices by their length)."""
     items = _path_items(path)
-    return _set(data, items, 0, value)
+    charge(meter, len(items))
+    cur = data
+    for k in items:
+        if cur is None:
+            return None
+        cur = (
+            slice_value(meter, cur, k.get("start"), k.get("end")) if type(k) is dict else index(meter, cur, k)
+        )
+    return cur
 
 
-def _set(cur: Any, items: Sequence[Any], i: int, value: Any) -> Any:
+def setpath_metered(meter: Meter, data: Any, path: Any, value: Any) -> Any:
+    """``setpath`` inside an evaluation: every container copied along the path is charged by its
+    length before the copy (a loop of setpath on a long array copies it each time)."""
+    items = _path_items(path)
+    charge(meter, len(items))
+    return _set(meter, data, items, 0, value)
+
+
+def _set(meter: Meter, cur: Any, items: Sequence[Any], i: int, value: Any) -> Any:
     if i == len(items):
         return value
     k = items[i]
@@ -43,11 +70,12 @@ def _set(cur: Any, items: Sequence[Any], i: int, value: Any) -> Any:
     tc = type(cur)
     if tk is str:
         if cur is None:
-            return {k: _set(None, items, i + 1, value)}
+            return {k: _set(meter, None, items, i + 1, value)}
         if tc is not dict:
             raise JqError(f'Cannot index {type_name(cur)} with "{k}"')
+        charge(meter, len(cur) + 1)
         new = dict(cur)
-        new[k] = _set(cur.get(k), items, i + 1, value)
+        new[k] = _set(meter, cur.get(k), items, i + 1, value)
         return new
     if tk is int or tk is float:
         if cur is None:
@@ -62,10 +90,11 @@ def _set(cur: Any, items: Sequence[Any], i: int, value: Any) -> Any:
                 raise JqError("Out of bounds negative array index")
         if n >= MAX_ARRAY:
             raise LimitExceeded(f"array length exceeds the allowed {MAX_ARRAY} elements")
+        charge(meter, max(n + 1, len(cur)))
         new_list = list(cur)
         if n >= len(new_list):
             new_list.extend([None] * (n + 1 - len(new_list)))
-        new_list[n] = _set(cur[n] if n < len(cur) else None, items, i + 1, value)
+        new_list[n] = _set(meter, cur[n] if n < len(cur) else None, items, i + 1, value)
         return new_list
     if tk is dict:
         if cur is None:
@@ -78,9 +107,13 @@ def _set(cur: Any, items: Sequence[Any], i: int, value: Any) -> Any:
         end = _bound(k.get("end"), n, n)
         if end < start:
             end = start
-        repl = _set(cur[start:end], items, i + 1, value)
+        charge(meter, n)
+        repl = _set(meter, cur[start:end], items, i + 1, value)
         if type(repl) is not list:
             raise JqError("A slice of an array can only be assigned another array")
+        if n - (end - start) + len(repl) > MAX_ARRAY:
+            raise LimitExceeded(f"array length exceeds the allowed {MAX_ARRAY} elements")
+        charge(meter, n + len(repl))
         return list(cur[:start]) + repl + list(cur[end:])
     raise JqError(f"Invalid path component {describe(k)}")
 

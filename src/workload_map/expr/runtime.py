@@ -7,7 +7,6 @@ never mistaken for ``int``), and common cases return before any general logic.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections.abc import Iterable
 from typing import Any, NoReturn
@@ -25,6 +24,12 @@ STRING_UNIT = 32
 CALL_COST = 64
 CHUNK = 4096
 DEFAULT_DEADLINE = 0.25  # seconds
+# The default budget takes about the default deadline: one unit is about this much time. Work done
+# in C that can only be timed (an RE2 search rescanning its subject) is charged at this rate.
+SECONDS_PER_UNIT = DEFAULT_DEADLINE / COST_BUDGET
+# Error messages show at most this much of a value (jq prints all of it; a value built by jq can
+# stand for an exponential tree, so ours is cut).
+MESSAGE_CHARS = 4096
 
 
 class Limits:
@@ -60,8 +65,8 @@ class JqError(Exception):
         if type(v) is str:
             return v
         if type(v) is dict or type(v) is list:
-            return f"{dump(v)} (not a string)"
-        return f"{dump(v)} ({type_name(v)}) not a string"
+            return f"{dump(v, MESSAGE_CHARS)} (not a string)"
+        return f"{dump(v, MESSAGE_CHARS)} ({type_name(v)}) not a string"
 
 
 class JqPathError(JqError):
@@ -87,17 +92,12 @@ class Nothing:
 NOTHING = Nothing()
 
 
-# A meter is ``[units left in this chunk, units not yet issued, deadline or 0.0, budget]``;
-# generated code decrements slot 0 inline and calls ``over_budget`` when it goes negative.
+# A meter is ``[units left in this chunk, units not yet issued, deadline or 0.0, budget]``. Every
+# evaluation owns one: generated code keeps it in the local ``_b``, decrements slot 0 inline and
+# calls ``over_budget`` when it goes negative; every builtin that does work proportional to its
+# input receives it as its first argument (the registry's cost rule says which). A deadline below
+# zero marks an unmetered meter (``unmetered()``: helpers called outside an evaluation).
 Meter = list[Any]
-
-
-class _Current(threading.local):
-    # Outside an evaluation (a builtin called directly) charges go to an unmetered meter.
-    meter: Meter = [1 << 62, 0, -1.0, 0]  # noqa: RUF012 (per-thread default, replaced by start())
-
-
-_current = _Current()
 
 
 def _template(budget: int) -> Meter:
@@ -110,17 +110,25 @@ TEMPLATE: Meter = _template(COST_BUDGET)
 
 
 def start() -> Meter:
-    """A fresh meter for one evaluation, made current for the builtins on this thread. (The code
-    generator inlines the same two steps, see ``meter_prologue``.)"""
-    meter = TEMPLATE[:]
-    _current.meter = meter
-    return meter
+    """A fresh meter for one evaluation (what generated code makes when it is given none)."""
+    return TEMPLATE[:]
+
+
+def unmetered() -> Meter:
+    """A meter that never runs out: for helpers called outside an evaluation (messages, the
+    public ``getpath``/``setpath``)."""
+    return [1 << 62, 0, -1.0, 0]
+
+
+def used(meter: Meter) -> int:
+    """Units charged to ``meter`` so far."""
+    return int(meter[3] - meter[0] - meter[1])
 
 
 def meter_prologue() -> list[str]:
-    """Generated statements that do what ``start()`` does, without a call (hot path): a copy of
-    TEMPLATE, which ``set_limits`` updates in place for every compiled expression."""
-    return ["_b = R_template[:]", "R_current.meter = _b"]
+    """Generated statements that give an evaluation its meter: the caller's (``_b`` parameter,
+    for measurements) or a copy of TEMPLATE, which ``set_limits`` updates in place."""
+    return ["if _b is None: _b = R_template[:]"]
 
 
 def over_budget(meter: Meter) -> None:
@@ -136,29 +144,53 @@ def over_budget(meter: Meter) -> None:
     elif now > meter[2]:
         raise LimitExceeded(f"evaluation exceeded its time limit of {Limits.deadline:g} s")
     if reserve <= 0:
-        raise LimitExceeded(
-            f"evaluation exceeded its cost budget of {meter[3]} units "
-            "(loop steps, values read and built; possible unbounded loop or value explosion)"
-        )
+        raise _budget_exceeded(meter)
     chunk = CHUNK if reserve > CHUNK else reserve
     meter[0] = chunk
     meter[1] = reserve - chunk
 
 
-def charge(units: int) -> None:
-    """Charge the current evaluation before doing work or allocating proportional to ``units``."""
-    meter = _current.meter
+def _budget_exceeded(meter: Meter) -> LimitExceeded:
+    return LimitExceeded(
+        f"evaluation exceeded its cost budget of {meter[3]} units "
+        "(loop steps, values read and built; possible unbounded loop or value explosion)"
+    )
+
+
+def charge(meter: Meter, units: int) -> None:
+    """Charge ``meter`` before doing work or allocating proportional to ``units``."""
     meter[0] -= units
     if meter[0] < 0:
         over_budget(meter)
 
 
-def charge_text(length: int) -> None:
+def charge_text(meter: Meter, length: int) -> None:
     """Charge for reading or building ``length`` characters; fails above MAX_STRING."""
     if length > MAX_STRING:
         raise LimitExceeded(f"string length exceeds the allowed {MAX_STRING} characters")
     if length > STRING_UNIT:
-        charge(length // STRING_UNIT)
+        meter[0] -= length // STRING_UNIT
+        if meter[0] < 0:
+            over_budget(meter)
+
+
+def afford(meter: Meter, units: int) -> None:
+    """Refuse, before a step whose work is only known afterwards, when the budget left could not
+    pay for its worst case (``units``); the step then charges what it did. Also checks the
+    deadline, so a sequence of such steps stops on time."""
+    if meter[2] < 0:
+        return
+    if units > meter[0] + meter[1]:
+        raise _budget_exceeded(meter)
+    if meter[2] and time.monotonic() > meter[2]:
+        raise LimitExceeded(f"evaluation exceeded its time limit of {Limits.deadline:g} s")
+
+
+def charge_seconds(meter: Meter, seconds: float, at_least: int) -> None:
+    """Charge a step done in C whose work cannot be observed, only timed (an RE2 search that
+    rescans the subject): ``at_least`` units, or the time it took at SECONDS_PER_UNIT if more."""
+    units = int(seconds / SECONDS_PER_UNIT)
+    charge(meter, units if units > at_least else at_least)
 
 
 _FLAT = frozenset({str, int, float, bool, type(None)})
@@ -168,7 +200,7 @@ def _text_length(items: Iterable[Any]) -> int:
     return sum(len(x) for x in items if type(x) is str)
 
 
-def measure(v: Any, limit: int = MAX_ARRAY) -> int:
+def measure(meter: Meter, v: Any, limit: int = MAX_ARRAY) -> int:
     """Charge for walking ``v`` and return its size in units (nodes plus text), refusing values
     over ``limit`` units before anything proportional to their expanded size is built. Values
     built by jq can share children (``[.,.]`` repeated), so a small object can stand for an
@@ -178,6 +210,9 @@ def measure(v: Any, limit: int = MAX_ARRAY) -> int:
         return len(v) // STRING_UNIT + 1 if t is str else 1
     # Flat lists and objects (labels, annotations: the common case): counted in C, no walk.
     items = v if t is list else v.values()
+    # (the type scan itself is one unit per 16 elements: paid before it runs)
+    if len(v) > 4 * STRING_UNIT:
+        charge(meter, len(v) // 16)
     if (kinds := set(map(type, items))) <= _FLAT:
         total = len(v) + 1
         if str in kinds:
@@ -186,9 +221,8 @@ def measure(v: Any, limit: int = MAX_ARRAY) -> int:
             total += sum(map(len, v)) // STRING_UNIT  # the keys' text
         if total > limit:
             raise LimitExceeded(f"value too large: more than {limit} elements when expanded")
-        charge(total)
+        charge(meter, total)
         return total
-    meter = _current.meter
     total = 0
     stack = [v]
     while stack:
@@ -235,17 +269,19 @@ def type_name(v: Any) -> str:
     return _TYPE_NAMES.get(type(v), "object")
 
 
-def dump(v: Any) -> str:
-    from .values import tojson
+def dump(v: Any, cap: int) -> str:
+    """At most about ``cap`` characters of ``v``'s JSON text, ``...`` when cut: for messages,
+    bounded whatever the value (work proportional to ``cap``, never to the value's size)."""
+    from .values import dump_prefix
 
-    return tojson(v)
+    return dump_prefix(v, cap)
 
 
 def describe(v: Any, limit: int = 40) -> str:
     """``string ("abc")`` style, truncated like jq (value text capped at ~40 characters)."""
     try:
-        text = dump(v)
-    except (LimitExceeded, RecursionError):
+        text = dump(v, limit)
+    except RecursionError:
         text = "..."
     if len(text) > limit:
         text = text[: limit - 3] + "..."
@@ -262,7 +298,8 @@ _ORDER = {type(None): 0, bool: 1, int: 3, float: 3, str: 4, list: 5, dict: 6}
 
 
 def compare(a: Any, b: Any) -> int:
-    """jq's total order: null < false < true < numbers < strings < arrays < objects."""
+    """jq's total order: null < false < true < numbers < strings < arrays < objects. Uncharged:
+    callers measure what it may walk first (``_compare_measured``, ``sort_values``)."""
     ta = type(a)
     tb = type(b)
     if ta is tb and (ta is str or ta is int):
@@ -303,16 +340,21 @@ def compare(a: Any, b: Any) -> int:
     return 0
 
 
-def jeq(a: Any, b: Any) -> bool:
+def jeq(meter: Meter, a: Any, b: Any) -> bool:
     ta = type(a)
-    if ta is str or a is None:  # the common case, without a second call
+    if ta is str:  # the common case, without a second call
+        if len(a) > STRING_UNIT and type(b) is str and len(b) == len(a):
+            charge_text(meter, len(a))  # equal lengths: compared character by character
         return bool(a == b)
+    if a is None:
+        return b is None
     if (ta is list or ta is dict) and ta is type(b):
-        measure(a)  # the comparison walks at most this much
-    return _jeq(a, b)
+        measure(meter, a)  # the comparison walks at most this much
+    return jeq_unmetered(a, b)
 
 
-def _jeq(a: Any, b: Any) -> bool:
+def jeq_unmetered(a: Any, b: Any) -> bool:
+    """jq's ``==`` without charging: for callers that measured what it may walk."""
     ta = type(a)
     if ta is str or a is None:
         return bool(a == b)
@@ -320,47 +362,52 @@ def _jeq(a: Any, b: Any) -> bool:
     if ta is bool or tb is bool:
         return a is b
     if ta is list:
-        return tb is list and len(a) == len(b) and all(_jeq(x, y) for x, y in zip(a, b, strict=False))
+        return (
+            tb is list and len(a) == len(b) and all(jeq_unmetered(x, y) for x, y in zip(a, b, strict=False))
+        )
     if ta is dict:
         if tb is not dict or len(a) != len(b):
             return False
-        return all(not (k not in b or not _jeq(v, b[k])) for k, v in a.items())
+        return all(not (k not in b or not jeq_unmetered(v, b[k])) for k, v in a.items())
     if (ta is int or ta is float) and (tb is int or tb is float):
         return bool(a == b)
     return False
 
 
-def jne(a: Any, b: Any) -> bool:
-    return not jeq(a, b)
+def jne(meter: Meter, a: Any, b: Any) -> bool:
+    return not jeq(meter, a, b)
 
 
-def lt(a: Any, b: Any) -> bool:
+def lt(meter: Meter, a: Any, b: Any) -> bool:
     if type(a) is int and type(b) is int:
         return bool(a < b)
-    return _compare_measured(a, b) < 0
+    return _compare_measured(meter, a, b) < 0
 
 
-def le(a: Any, b: Any) -> bool:
+def le(meter: Meter, a: Any, b: Any) -> bool:
     if type(a) is int and type(b) is int:
         return bool(a <= b)
-    return _compare_measured(a, b) <= 0
+    return _compare_measured(meter, a, b) <= 0
 
 
-def gt(a: Any, b: Any) -> bool:
+def gt(meter: Meter, a: Any, b: Any) -> bool:
     if type(a) is int and type(b) is int:
         return bool(a > b)
-    return _compare_measured(a, b) > 0
+    return _compare_measured(meter, a, b) > 0
 
 
-def ge(a: Any, b: Any) -> bool:
+def ge(meter: Meter, a: Any, b: Any) -> bool:
     if type(a) is int and type(b) is int:
         return bool(a >= b)
-    return _compare_measured(a, b) >= 0
+    return _compare_measured(meter, a, b) >= 0
 
 
-def _compare_measured(a: Any, b: Any) -> int:
-    if type(a) is list or type(a) is dict:
-        measure(a)
+def _compare_measured(meter: Meter, a: Any, b: Any) -> int:
+    ta = type(a)
+    if ta is list or ta is dict:
+        measure(meter, a)
+    elif ta is str and len(a) > STRING_UNIT:
+        charge_text(meter, len(a))
     return compare(a, b)
 
 
@@ -381,24 +428,30 @@ class SortKey:
     __hash__ = None  # type: ignore[assignment]
 
 
-def sort_values(items: list[Any]) -> list[Any]:
+def sort_values(meter: Meter, items: list[Any]) -> list[Any]:
+    """jq's sort, charged before it runs: n log n comparisons, each as deep as the values (text
+    included: strings with a long common prefix compare slowly)."""
     if not items:
         return []
     n = len(items)
+    rounds = n.bit_length()
+    charge(meter, n)  # the type scan below
     t0 = type(items[0])
-    if (t0 is str or t0 is int) and all(type(x) is t0 for x in items):
+    if t0 is int and all(type(x) is int for x in items):
         if n > 16:
-            charge(n * n.bit_length() // 4)
+            charge(meter, n * rounds // 4)
         return sorted(items)
     # n log n comparisons, each as deep as the values compared.
-    charge(measure(items) * n.bit_length() // 4)
+    charge(meter, measure(meter, items) * rounds // 4)
+    if t0 is str and all(type(x) is str for x in items):
+        return sorted(items)
     return sorted(items, key=SortKey)
 
 
 # --- indexing ----------------------------------------------------------------------
 
 
-def index(v: Any, k: Any) -> Any:
+def index(meter: Meter, v: Any, k: Any) -> Any:
     """``v[k]`` with jq semantics."""
     tv = type(v)
     tk = type(k)
@@ -421,14 +474,14 @@ def index(v: Any, k: Any) -> Any:
         if tk is float:
             if k != k or k in (math.inf, -math.inf):
                 return None
-            return index(v, math.floor(k))
+            return index(meter, v, math.floor(k))
         if tk is dict:
-            return slice_value(v, k.get("start"), k.get("end"))
+            return slice_value(meter, v, k.get("start"), k.get("end"))
         if tk is list:
-            return indices_of(v, k)
+            return indices_of(meter, v, k)
         raise JqError(f"Cannot index array with {describe_key(k)}")
     if tv is str and tk is dict:
-        return slice_value(v, k.get("start"), k.get("end"))
+        return slice_value(meter, v, k.get("start"), k.get("end"))
     raise JqError(f"Cannot index {type_name(v)} with {describe_key(k)}")
 
 
@@ -477,7 +530,8 @@ def _clamp_slice_index(i: Any, n: int, default: int) -> int:
     return min(int(i), n)
 
 
-def slice_value(v: Any, start: Any, end: Any) -> Any:
+def slice_value(meter: Meter, v: Any, start: Any, end: Any) -> Any:
+    """``v[start:end]``: a copy, charged by its length (one unit per element, per 32 characters)."""
     if v is None:
         return None
     tv = type(v)
@@ -488,10 +542,20 @@ def slice_value(v: Any, start: Any, end: Any) -> Any:
     e = _clamp_slice_index(end, n, n)
     if e < s:
         e = s
+    if tv is list:
+        charge(meter, e - s)
+    else:
+        charge_text(meter, e - s)
     return v[s:e]
 
 
-def indices_of(v: Any, x: Any) -> Any:
+def indices_of(meter: Meter, v: Any, x: Any) -> Any:
+    """jq's ``indices``/``_strindices``: every (overlapping) occurrence of ``x`` in ``v``.
+
+    Strings: one pass of ``str.find`` over the subject (linear, charged up front) and, per
+    occurrence, the comparison of the whole needle that confirmed it (an overlapping needle of
+    length m in a subject of length n is n*m character comparisons, not n) and the index built.
+    Arrays: every position compared with every needle element."""
     if v is None:
         return None
     if type(v) is str:
@@ -499,10 +563,14 @@ def indices_of(v: Any, x: Any) -> Any:
             raise JqError(f"Cannot determine indices of {describe(x)} in a string")
         if not x:
             return None
-        charge_text(len(v) * 2)
+        charge_text(meter, len(v) + len(x))
+        per_hit = 1 + len(x) // STRING_UNIT
         out = []
         i = v.find(x)
         while i >= 0:
+            meter[0] -= per_hit
+            if meter[0] < 0:
+                over_budget(meter)
             out.append(i)
             i = v.find(x, i + 1)
         return out
@@ -511,10 +579,10 @@ def indices_of(v: Any, x: Any) -> Any:
             if not x:
                 return None
             m = len(x)
-            charge(len(v) * m)
-            return [i for i in range(len(v) - m + 1) if all(jeq(v[i + j], x[j]) for j in range(m))]
-        charge(len(v) * measure(x))
-        return [i for i, y in enumerate(v) if jeq(y, x)]
+            charge(meter, len(v) * m + measure(meter, x))
+            return [i for i in range(len(v) - m + 1) if all(jeq(meter, v[i + j], x[j]) for j in range(m))]
+        charge(meter, len(v) * measure(meter, x))
+        return [i for i, y in enumerate(v) if jeq(meter, y, x)]
     raise JqError(f"Cannot determine indices in {describe(v)}")
 
 
@@ -557,16 +625,7 @@ def _num(r: Any) -> Any:
     return r
 
 
-def check_size(v: Any) -> Any:
-    if type(v) is str:
-        if len(v) > MAX_STRING:
-            raise LimitExceeded(f"string length exceeds the allowed {MAX_STRING} characters")
-    elif len(v) > MAX_ARRAY:
-        raise LimitExceeded(f"array length exceeds the allowed {MAX_ARRAY} elements")
-    return v
-
-
-def add(a: Any, b: Any) -> Any:
+def add(meter: Meter, a: Any, b: Any) -> Any:
     ta = type(a)
     tb = type(b)
     if ta is int and tb is int:
@@ -581,23 +640,23 @@ def add(a: Any, b: Any) -> Any:
     if ta is str and tb is str:
         n = len(a) + len(b)
         if n > STRING_UNIT:
-            charge_text(n)
+            charge_text(meter, n)
         return a + b
     if ta is list and tb is list:
         n = len(a) + len(b)
         if n > MAX_ARRAY:
             raise LimitExceeded(f"array length exceeds the allowed {MAX_ARRAY} elements")
-        charge(n)
+        charge(meter, n)
         return a + b
     if ta is dict and tb is dict:
-        charge(len(a) + len(b))
+        charge(meter, len(a) + len(b))
         r = dict(a)
         r.update(b)
         return r
     raise JqError(f"{describe(a)} and {describe(b)} cannot be added")
 
 
-def sub(a: Any, b: Any) -> Any:
+def sub(meter: Meter, a: Any, b: Any) -> Any:
     ta = type(a)
     tb = type(b)
     if ta is int and tb is int:
@@ -605,35 +664,36 @@ def sub(a: Any, b: Any) -> Any:
     if (ta is int or ta is float) and (tb is int or tb is float):
         return _num(_double(a) - _double(b))
     if ta is list and tb is list:
-        charge(len(a) * (len(b) + 1))
-        return [x for x in a if not any(jeq(x, y) for y in b)]
+        # every element of a compared with every element of b, each as deep as b's elements
+        charge(meter, len(a) * (measure(meter, b) + 1))
+        return [x for x in a if not any(jeq(meter, x, y) for y in b)]
     raise JqError(f"{describe(a)} and {describe(b)} cannot be subtracted")
 
 
-def _deep_merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    charge(len(a) + len(b))
+def _deep_merge(meter: Meter, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    charge(meter, len(a) + len(b))
     r = dict(a)
     for k, v in b.items():
         old = r.get(k)
         if type(old) is dict and type(v) is dict:
-            r[k] = _deep_merge(old, v)
+            r[k] = _deep_merge(meter, old, v)
         else:
             r[k] = v
     return r
 
 
-def _repeat(s: str, n: Any) -> Any:
+def _repeat(meter: Meter, s: str, n: Any) -> Any:
     # jq 1.8: negative or nan count -> null; otherwise the count is truncated ("x" * 0 -> "").
     if n != n or n < 0:
         return None
     if n > MAX_STRING:  # also infinity, before int() of it
         raise LimitExceeded(f"string length exceeds the allowed {MAX_STRING} characters")
     count = int(n)
-    charge_text(len(s) * count)
+    charge_text(meter, len(s) * count)
     return s * count
 
 
-def mul(a: Any, b: Any) -> Any:
+def mul(meter: Meter, a: Any, b: Any) -> Any:
     ta = type(a)
     tb = type(b)
     if ta is int and tb is int:
@@ -644,15 +704,15 @@ def mul(a: Any, b: Any) -> Any:
     if (ta is int or ta is float) and (tb is int or tb is float):
         return _num(_double(a) * _double(b))
     if ta is str and (tb is int or tb is float):
-        return _repeat(a, b)
+        return _repeat(meter, a, b)
     if tb is str and (ta is int or ta is float):
-        return _repeat(b, a)
+        return _repeat(meter, b, a)
     if ta is dict and tb is dict:
-        return _deep_merge(a, b)
+        return _deep_merge(meter, a, b)
     raise JqError(f"{describe(a)} and {describe(b)} cannot be multiplied")
 
 
-def div(a: Any, b: Any) -> Any:
+def div(meter: Meter, a: Any, b: Any) -> Any:
     ta = type(a)
     tb = type(b)
     if (ta is int or ta is float) and (tb is int or tb is float):
@@ -662,7 +722,7 @@ def div(a: Any, b: Any) -> Any:
             return a // b
         return _num(_double(a) / _double(b))
     if ta is str and tb is str:
-        return split_string(a, b)
+        return split_string(meter, a, b)
     raise JqError(f"{describe(a)} and {describe(b)} cannot be divided")
 
 
@@ -700,10 +760,19 @@ def neg(a: Any) -> Any:
     raise JqError(f"{describe(a)} cannot be negated")
 
 
-def split_string(a: str, sep: str) -> list[str]:
-    charge_text(len(a) * 2)
+def split_string(meter: Meter, a: str, sep: str) -> list[str]:
+    """``a / sep`` and ``split(sep)``: one pass over ``a`` plus one unit per piece built (an
+    empty separator splits into characters: a million one-character strings)."""
+    charge_text(meter, len(a) * 2)
     if a == "":
         return []
     if sep == "":
+        if len(a) > MAX_ARRAY:
+            raise LimitExceeded(f"array length exceeds the allowed {MAX_ARRAY} elements")
+        charge(meter, 2 * len(a))
         return list(a)
+    pieces = a.count(sep) + 1
+    if pieces > MAX_ARRAY:
+        raise LimitExceeded(f"array length exceeds the allowed {MAX_ARRAY} elements")
+    charge(meter, 2 * pieces)
     return a.split(sep)

@@ -1,32 +1,33 @@
 """Builtins that map input values to one output value (no filter arguments).
 
 Generated code calls these directly; each raises ``JqError`` with jq's wording on bad input.
+A builtin whose work grows with its input takes the evaluation's meter first and charges it
+before the work (its cost rule in ``registry`` says how); constant-work builtins take none.
 """
 
 from __future__ import annotations
 
 import base64
-import calendar
 import json
 import math
-import time
-from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote
 
 import orjson
 
-from .regex import MAX_SUBJECT, compiled
 from .runtime import (
     MAX_ARRAY,
     MAX_STRING,
+    STRING_UNIT,
     JqError,
     LimitExceeded,
+    Meter,
     charge,
     charge_text,
     compare,
     describe,
     jeq,
+    jeq_unmetered,
     measure,
     sort_values,
     type_name,
@@ -90,14 +91,67 @@ def _dump_into(v: Any, out: list[str], depth: int) -> None:
         raise JqError(f"cannot serialize {type(v).__name__}")
 
 
-def tojson(v: Any) -> str:
+class _Enough(Exception):
+    """The bounded dump has written what it was asked for."""
+
+
+def dump_prefix(v: Any, cap: int) -> str:
+    """The first ``cap`` or so characters of ``v``'s compact JSON, ``...`` appended when cut.
+    Work is proportional to ``cap``: long strings are cut before encoding, containers are walked
+    only as far as the text goes (for error messages, which jq truncates too)."""
+    out: list[str] = []
+    room = [cap]
+
+    def put(text: str) -> None:
+        out.append(text)
+        room[0] -= len(text)
+        if room[0] < 0:
+            raise _Enough
+
+    def go(x: Any, depth: int) -> None:
+        if depth > 200:  # deeper than any message shows; Python's stack stays shallow
+            put("...")
+            raise _Enough
+        t = type(x)
+        if t is str:
+            put(_encode_str(x) if len(x) <= cap else _encode_str(x[: cap + 1])[:-1])
+        elif t is list:
+            put("[")
+            for i, y in enumerate(x):
+                if i:
+                    put(",")
+                go(y, depth + 1)
+            put("]")
+        elif t is dict:
+            put("{")
+            for i, (k, y) in enumerate(x.items()):
+                if i:
+                    put(",")
+                put(_encode_str(k) if len(k) <= cap else _encode_str(k[: cap + 1])[:-1])
+                put(":")
+                go(y, depth + 1)
+            put("}")
+        else:
+            _dump_into(x, out, 0)
+            room[0] -= len(out[-1])
+            if room[0] < 0:
+                raise _Enough
+
+    try:
+        go(v, 0)
+    except _Enough:
+        return "".join(out)[:cap] + "..."
+    return "".join(out)
+
+
+def tojson(meter: Meter, v: Any) -> str:
     """Compact JSON like jq: insertion key order, jq's number text."""
     t = type(v)
     if t is list or t is dict:
         # Bounded before encoding: the text is at most a few characters per unit measured.
-        measure(v, MAX_STRING // 8)
+        measure(meter, v, MAX_STRING // 8)
     elif t is str:
-        charge_text(len(v))
+        charge_text(meter, len(v) * 2)  # escaping may double it
     try:
         # orjson is exact for everything except floats' spelling and non-finite numbers.
         text = orjson.dumps(v).decode()
@@ -116,16 +170,16 @@ def tojson(v: Any) -> str:
     return "".join(out)
 
 
-def tostring(v: Any) -> str:
+def tostring(meter: Meter, v: Any) -> str:
     if type(v) is str:
         return v
-    return tojson(v)
+    return tojson(meter, v)
 
 
-def fromjson(v: Any) -> Any:
+def fromjson(meter: Meter, v: Any) -> Any:
     if type(v) is not str:
         raise JqError(f"{describe(v)} cannot be parsed as JSON")
-    charge_text(len(v) * 4)  # parsed values take several times the text's size
+    charge_text(meter, len(v) * 4)  # parsed values take several times the text's size
     try:
         return orjson.loads(v)
     except orjson.JSONDecodeError:
@@ -136,7 +190,7 @@ def fromjson(v: Any) -> Any:
     try:
         return json.loads(v)
     except (ValueError, RecursionError) as exc:
-        raise JqError(f"{v[:40]} (while parsing '{v[:40]}'): {exc}") from None
+        raise JqError(f"{v[:40]} (while parsing '{v[:40]}'): {str(exc)[:200]}") from None
 
 
 def tonumber(v: Any) -> Any:
@@ -180,24 +234,27 @@ def length(v: Any) -> Any:
     raise JqError(f"{describe(v)} has no length")
 
 
-def utf8bytelength(v: Any) -> int:
+def utf8bytelength(meter: Meter, v: Any) -> int:
     if type(v) is not str:
         raise JqError(f"{describe(v)} only strings have UTF-8 byte length")
-    charge_text(len(v))
+    if v.isascii():
+        return len(v)
+    charge_text(meter, len(v) * 4)  # the encoded copy takes up to four bytes a character
     return len(v.encode("utf-8", "surrogatepass"))
 
 
-def keys(v: Any) -> list[Any]:
-    if type(v) is dict or type(v) is list:
-        charge(len(v))
+def keys(meter: Meter, v: Any) -> list[Any]:
     if type(v) is dict:
-        return sorted(v)
+        return sort_values(meter, list(v))
     if type(v) is list:
+        charge(meter, len(v))
         return list(range(len(v)))
     raise JqError(f"{describe(v)} has no keys")
 
 
-def keys_unsorted(v: Any) -> list[Any]:
+def keys_unsorted(meter: Meter, v: Any) -> list[Any]:
+    if type(v) is dict or type(v) is list:
+        charge(meter, len(v))
     if type(v) is dict:
         return list(v)
     if type(v) is list:
@@ -217,7 +274,7 @@ def has(v: Any, k: Any) -> bool:
     raise JqError(f"Cannot check whether {type_name(v)} has a {type_name(k)} key")
 
 
-def _contains(a: Any, b: Any) -> bool:
+def _contains(a: Any, b: Any) -> bool:  # measured by the caller
     ta = type(a)
     tb = type(b)
     if ta is dict and tb is dict:
@@ -226,21 +283,23 @@ def _contains(a: Any, b: Any) -> bool:
         return all(any(_contains(x, y) for x in a) for y in b)
     if ta is str and tb is str:
         return b in a
-    return jeq(a, b)
+    return jeq_unmetered(a, b)
 
 
-def contains(a: Any, b: Any) -> bool:
+def contains(meter: Meter, a: Any, b: Any) -> bool:
     ta = type(a)
     tb = type(b)
     if (ta is dict and tb is dict) or (ta is list and tb is list):
-        charge(measure(a) * measure(b) // 64)  # every part of b may be compared with every part of a
+        # every part of b may be compared with every part of a
+        charge(meter, measure(meter, a) * measure(meter, b) // 64)
         return _contains(a, b)
     if ta is str and tb is str:
+        charge_text(meter, len(a) + len(b))  # a linear search (CPython's two-way for long needles)
         return b in a
     if ta is tb or ((ta is int or ta is float) and (tb is int or tb is float)):
-        return jeq(a, b)
+        return jeq(meter, a, b)
     if (ta is bool and tb is bool) or (a is None and b is None):
-        return jeq(a, b)
+        return jeq(meter, a, b)
     raise JqError(f"{describe(a)} and {describe(b)} cannot have their containment checked")
 
 
@@ -251,9 +310,9 @@ def jtype(v: Any) -> str:
 # --- collections -----------------------------------------------------------------
 
 
-def to_entries(v: Any) -> list[dict[str, Any]]:
+def to_entries(meter: Meter, v: Any) -> list[dict[str, Any]]:
     if type(v) is dict or type(v) is list:
-        charge(2 * len(v))
+        charge(meter, 5 * len(v))  # a small object per entry
     if type(v) is dict:
         return [{"key": k, "value": x} for k, x in v.items()]
     if type(v) is list:
@@ -272,10 +331,10 @@ def _entry_key(e: Any) -> Any:
     return None
 
 
-def from_entries(v: Any) -> dict[str, Any]:
+def from_entries(meter: Meter, v: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     items = iter_values(v)
-    charge(len(items))
+    charge(meter, 2 * len(items))
     for e in items:
         key = _entry_key(e)
         if type(key) is not str:
@@ -292,48 +351,83 @@ def iter_values(v: Any) -> Any:
     raise JqError(f"Cannot iterate over {describe(v)}")
 
 
-def add_all(v: Any) -> Any:
+def add_all(meter: Meter, v: Any) -> Any:
+    items = iter_values(v)
+    charge(meter, len(items))
+    return _sum(meter, items)
+
+
+def add_values(meter: Meter, items: list[Any]) -> Any:
+    charge(meter, len(items))
+    return _sum(meter, items)
+
+
+def _sum(meter: Meter, items: Any) -> Any:
+    """jq's ``add`` (``reduce .[] as $x (null; . + $x)``) with runs of strings, arrays or objects
+    joined once: adding them pairwise would copy the growing accumulator at every step."""
     from .runtime import add
 
-    items = iter_values(v)
-    charge(len(items))
     acc: Any = None
     first = True
+    run: list[Any] = []  # consecutive strings, arrays or objects (with acc first)
     for x in items:
         if first:
             acc = x
             first = False
-        else:
-            acc = add(acc, x)
-    return acc
+            continue
+        tx = type(x)
+        if run:
+            if tx is type(run[0]):
+                run.append(x)
+                continue
+            acc = _join_run(meter, run)
+            run = []
+        if (tx is str or tx is list or tx is dict) and type(acc) is tx:
+            run = [acc, x]
+            continue
+        acc = add(meter, acc, x)
+    return _join_run(meter, run) if run else acc
 
 
-def add_values(items: list[Any]) -> Any:
-    from .runtime import add
+def _join_run(meter: Meter, run: list[Any]) -> Any:
+    total = sum(map(len, run))
+    if type(run[0]) is str:
+        charge_text(meter, total)
+        return "".join(run)
+    charge(meter, total)
+    if type(run[0]) is dict:
+        merged: dict[str, Any] = {}
+        for part in run:
+            merged.update(part)
+        return merged
+    if total > MAX_ARRAY:
+        raise LimitExceeded(f"array length exceeds the allowed {MAX_ARRAY} elements")
+    out: list[Any] = []
+    for part in run:
+        out.extend(part)
+    return out
 
-    charge(len(items))
-    acc: Any = None
-    for x in items:
-        acc = add(acc, x)
-    return acc
+
+def jany(meter: Meter, v: Any) -> bool:
+    items = iter_values(v)
+    charge(meter, len(items) // 4)
+    return any(x is not None and x is not False for x in items)
 
 
-def jany(v: Any) -> bool:
-    return any(x is not None and x is not False for x in iter_values(v))
+def jall(meter: Meter, v: Any) -> bool:
+    items = iter_values(v)
+    charge(meter, len(items) // 4)
+    return all(x is not None and x is not False for x in items)
 
 
-def jall(v: Any) -> bool:
-    return all(x is not None and x is not False for x in iter_values(v))
-
-
-def flatten(v: Any, depth: Any = 1e9) -> list[Any]:
+def flatten(meter: Meter, v: Any, depth: Any = 1e9) -> list[Any]:
     if type(depth) not in (int, float):
         raise JqError("flatten depth must not be negative")
     if depth < 0:
         raise JqError("flatten depth must not be negative")
     if type(v) is not list:
         raise JqError(f"Cannot iterate over {describe(v)}")
-    measure(v)  # the flat list has at most as many elements as the value has nodes
+    measure(meter, v)  # the flat list has at most as many elements as the value has nodes
     out: list[Any] = []
 
     def go(xs: list[Any], d: float) -> None:
@@ -347,14 +441,14 @@ def flatten(v: Any, depth: Any = 1e9) -> list[Any]:
     return out
 
 
-def jsort(v: Any) -> list[Any]:
+def jsort(meter: Meter, v: Any) -> list[Any]:
     if type(v) is not list:
         raise JqError(f"{describe(v)} cannot be sorted, as it is not an array")
-    return sort_values(v)
+    return sort_values(meter, v)
 
 
-def unique(v: Any) -> list[Any]:
-    s = jsort(v)
+def unique(meter: Meter, v: Any) -> list[Any]:
+    s = jsort(meter, v)
     out: list[Any] = []
     for x in s:
         if not out or compare(out[-1], x) != 0:
@@ -370,15 +464,17 @@ def _keyed(v: Any, keys: list[Any], what: str) -> list[tuple[Any, Any]]:
     return list(zip(keys, v, strict=False))
 
 
-def sort_by_keys(v: Any, keys: list[Any]) -> list[Any]:
+def sort_by_keys(meter: Meter, v: Any, keys: list[Any]) -> list[Any]:
     pairs = _keyed(v, keys, "sort")
-    order = sort_values([[k, i] for i, (k, _) in enumerate(pairs)])
+    charge(meter, 3 * len(pairs))
+    order = sort_values(meter, [[k, i] for i, (k, _) in enumerate(pairs)])
     return [pairs[i][1] for _, i in order]
 
 
-def group_by_keys(v: Any, keys: list[Any]) -> list[list[Any]]:
+def group_by_keys(meter: Meter, v: Any, keys: list[Any]) -> list[list[Any]]:
     pairs = _keyed(v, keys, "group")
-    order = sort_values([[k, i] for i, (k, _) in enumerate(pairs)])
+    charge(meter, 3 * len(pairs))
+    order = sort_values(meter, [[k, i] for i, (k, _) in enumerate(pairs)])
     out: list[list[Any]] = []
     last: Any = None
     for n, (k, i) in enumerate(order):
@@ -389,12 +485,13 @@ def group_by_keys(v: Any, keys: list[Any]) -> list[list[Any]]:
     return out
 
 
-def unique_by_keys(v: Any, keys: list[Any]) -> list[Any]:
-    return [g[0] for g in group_by_keys(v, keys)]
+def unique_by_keys(meter: Meter, v: Any, keys: list[Any]) -> list[Any]:
+    return [g[0] for g in group_by_keys(meter, v, keys)]
 
 
-def min_by_keys(v: Any, keys: list[Any]) -> Any:
+def min_by_keys(meter: Meter, v: Any, keys: list[Any]) -> Any:
     pairs = _keyed(v, keys, "min")
+    charge(meter, len(pairs) + measure(meter, keys))  # every key compared once
     best: Any = None
     for i, (k, x) in enumerate(pairs):
         if i == 0 or compare(k, best[0]) < 0:
@@ -402,8 +499,9 @@ def min_by_keys(v: Any, keys: list[Any]) -> Any:
     return None if best is None else best[1]
 
 
-def max_by_keys(v: Any, keys: list[Any]) -> Any:
+def max_by_keys(meter: Meter, v: Any, keys: list[Any]) -> Any:
     pairs = _keyed(v, keys, "max")
+    charge(meter, len(pairs) + measure(meter, keys))  # every key compared once
     best: Any = None
     for i, (k, x) in enumerate(pairs):
         if i == 0 or compare(k, best[0]) >= 0:
@@ -418,35 +516,42 @@ def _all_ints(v: list[Any]) -> bool:
     return True
 
 
-def jmin(v: Any) -> Any:
+def jmin(meter: Meter, v: Any) -> Any:
     # Plain ints (never bools) order numerically and equal ones are interchangeable: builtin min.
-    if type(v) is list and v and _all_ints(v):
-        return min(v)
-    return min_by_keys(v, list(v) if type(v) is list else [])
+    if type(v) is list and v:
+        charge(meter, len(v))
+        if _all_ints(v):
+            return min(v)
+    return min_by_keys(meter, v, list(v) if type(v) is list else [])
 
 
-def jmax(v: Any) -> Any:
-    if type(v) is list and v and _all_ints(v):
-        return max(v)
-    return max_by_keys(v, list(v) if type(v) is list else [])
+def jmax(meter: Meter, v: Any) -> Any:
+    if type(v) is list and v:
+        charge(meter, len(v))
+        if _all_ints(v):
+            return max(v)
+    return max_by_keys(meter, v, list(v) if type(v) is list else [])
 
 
-def reverse(v: Any) -> Any:
+def reverse(meter: Meter, v: Any) -> Any:
     if v is None:
         return []
     if type(v) is list:
+        charge(meter, len(v))
         return v[::-1]
     if type(v) is str:
+        charge_text(meter, len(v))
         return v[::-1]
     raise JqError(f"Cannot reverse {describe(v)}")
 
 
-def transpose(v: Any) -> list[Any]:
+def transpose(meter: Meter, v: Any) -> list[Any]:
     rows = iter_values(v)
+    charge(meter, len(rows))
     width = max((len(r) for r in rows if type(r) is list), default=0)
     if width * len(rows) > MAX_ARRAY:
         raise LimitExceeded(f"array length exceeds the allowed {MAX_ARRAY} elements")
-    charge(width * len(rows) + len(rows))
+    charge(meter, width * len(rows) + 2 * width)
     return [[r[i] if type(r) is list and i < len(r) else None for r in rows] for i in range(width)]
 
 
@@ -459,57 +564,73 @@ def _need_str(v: Any, what: str) -> str:
     return v
 
 
-def startswith(v: Any, s: Any) -> bool:
+def startswith(meter: Meter, v: Any, s: Any) -> bool:
     if type(v) is not str or type(s) is not str:
         raise JqError("startswith() requires string inputs")
+    if len(s) > STRING_UNIT and len(s) <= len(v):
+        charge_text(meter, len(s))
     return v.startswith(s)
 
 
-def endswith(v: Any, s: Any) -> bool:
+def endswith(meter: Meter, v: Any, s: Any) -> bool:
     if type(v) is not str or type(s) is not str:
         raise JqError("endswith() requires string inputs")
+    if len(s) > STRING_UNIT and len(s) <= len(v):
+        charge_text(meter, len(s))
     return v.endswith(s)
 
 
-def ltrimstr(v: Any, s: Any) -> Any:
+def ltrimstr(meter: Meter, v: Any, s: Any) -> Any:
     if type(v) is not str or type(s) is not str:
         raise JqError("startswith() requires string inputs")
-    return v[len(s) :] if v.startswith(s) else v
+    if not startswith(meter, v, s):
+        return v
+    charge_text(meter, len(v) - len(s))  # the copy
+    return v[len(s) :]
 
 
-def rtrimstr(v: Any, s: Any) -> Any:
+def rtrimstr(meter: Meter, v: Any, s: Any) -> Any:
     if type(v) is not str or type(s) is not str:
         raise JqError("endswith() requires string inputs")
-    return v[: len(v) - len(s)] if s and v.endswith(s) else v
+    if not s or not endswith(meter, v, s):
+        return v
+    charge_text(meter, len(v) - len(s))  # the copy
+    return v[: len(v) - len(s)]
 
 
-def trim(v: Any) -> str:
+_SPACE = " \t\n\r\f\v"
+
+
+def trim(meter: Meter, v: Any) -> str:
     if type(v) is not str:
         raise JqError("trim input must be a string")
-    return v.strip(" \t\n\r\f\v")
+    charge_text(meter, len(v))  # scans and copies
+    return v.strip(_SPACE)
 
 
-def ltrim(v: Any) -> str:
+def ltrim(meter: Meter, v: Any) -> str:
     if type(v) is not str:
         raise JqError("trim input must be a string")
-    return v.lstrip(" \t\n\r\f\v")
+    charge_text(meter, len(v))
+    return v.lstrip(_SPACE)
 
 
-def rtrim(v: Any) -> str:
+def rtrim(meter: Meter, v: Any) -> str:
     if type(v) is not str:
         raise JqError("trim input must be a string")
-    return v.rstrip(" \t\n\r\f\v")
+    charge_text(meter, len(v))
+    return v.rstrip(_SPACE)
 
 
-def ascii_downcase(v: Any) -> str:
+def ascii_downcase(meter: Meter, v: Any) -> str:
     s = _need_str(v, "cannot be ascii_downcased")
-    charge_text(len(s))
+    charge_text(meter, len(s) * (1 if s.isascii() else 4))
     return s.translate(_LOWER) if not s.isascii() else s.lower()
 
 
-def ascii_upcase(v: Any) -> str:
+def ascii_upcase(meter: Meter, v: Any) -> str:
     s = _need_str(v, "cannot be ascii_upcased")
-    charge_text(len(s))
+    charge_text(meter, len(s) * (1 if s.isascii() else 4))
     return s.translate(_UPPER) if not s.isascii() else s.upper()
 
 
@@ -517,18 +638,18 @@ _LOWER = {c: c + 32 for c in range(65, 91)}
 _UPPER = {c: c - 32 for c in range(97, 123)}
 
 
-def explode(v: Any) -> list[int]:
+def explode(meter: Meter, v: Any) -> list[int]:
     s = _need_str(v, "cannot be exploded")
     if len(s) > MAX_ARRAY:
         raise LimitExceeded(f"array length exceeds the allowed {MAX_ARRAY} elements")
-    charge(len(s))
+    charge(meter, len(s))
     return [ord(c) for c in s]
 
 
-def implode(v: Any) -> str:
+def implode(meter: Meter, v: Any) -> str:
     if type(v) is not list:
         raise JqError("implode input must be an array")
-    charge(len(v))
+    charge(meter, 2 * len(v))
     out = []
     for c in v:
         if type(c) not in (int, float):
@@ -548,22 +669,19 @@ def ascii(v: Any) -> str:
     return chr(v)
 
 
-def split1(v: Any, sep: Any) -> list[str]:
+def split1(meter: Meter, v: Any, sep: Any) -> list[str]:
+    from .runtime import split_string
+
     if type(v) is not str or type(sep) is not str:
         raise JqError("split input and separator must be strings")
-    charge_text(len(v) * 2)
-    if v == "":
-        return []
-    if sep == "":
-        return list(v)
-    return v.split(sep)
+    return split_string(meter, v, sep)
 
 
-def join(v: Any, sep: Any) -> str:
+def join(meter: Meter, v: Any, sep: Any) -> str:
     parts: list[str] = []
     total = 0
     items = iter_values(v)
-    charge(len(items))
+    charge(meter, len(items))
     for x in items:
         t = type(x)
         if x is None:
@@ -571,111 +689,43 @@ def join(v: Any, sep: Any) -> str:
         elif t is str:
             s = x
         elif t is int or t is float or t is bool:
-            s = tojson(x)
+            s = tojson(meter, x)
         else:
-            raise JqError(f"string ({tojson(sep)[:37]}) and {describe(x)} cannot be added")
+            raise JqError(f"string ({dump_prefix(sep, 40)[:37]}) and {describe(x)} cannot be added")
         parts.append(s)
         total += len(s) + (len(sep) if type(sep) is str else 0)
         if total > MAX_STRING:
-            charge_text(total)
+            charge_text(meter, total)
     if type(sep) is not str:
         if not parts:
             return ""
         raise JqError(f"{describe(sep)} and string cannot be added")
-    charge_text(total)
+    charge_text(meter, total)
     return sep.join(parts)
 
 
-def index_of(v: Any, x: Any) -> Any:
+def index_of(meter: Meter, v: Any, x: Any) -> Any:
+    """jq's ``index``: the first occurrence (found without listing the others)."""
+    if type(v) is str and type(x) is str and x:
+        charge_text(meter, len(v) + len(x))
+        i = v.find(x)
+        return i if i >= 0 else None
     from .runtime import indices_of
 
-    r = indices_of(v, x)
+    r = indices_of(meter, v, x)
     return r[0] if r else None
 
 
-def rindex_of(v: Any, x: Any) -> Any:
+def rindex_of(meter: Meter, v: Any, x: Any) -> Any:
+    """jq's ``rindex``: the last occurrence (found without listing the others)."""
+    if type(v) is str and type(x) is str and x:
+        charge_text(meter, len(v) + len(x))
+        i = v.rfind(x)
+        return i if i >= 0 else None
     from .runtime import indices_of
 
-    r = indices_of(v, x)
+    r = indices_of(meter, v, x)
     return r[-1] if r else None
-
-
-# --- regex -------------------------------------------------------------------------
-
-
-def _regex(v: Any, pattern: Any, flags: Any) -> tuple[Any, bool, bool]:
-    if type(v) is not str:
-        raise JqError(f"{describe(v)} cannot be matched, as it is not a string")
-    if type(pattern) is not str:
-        raise JqError(f"{describe(pattern)} cannot be matched, as it is not a string")
-    if flags is not None and type(flags) is not str:
-        raise JqError(f"{describe(flags)} is not a string")
-    if len(v) > MAX_SUBJECT:
-        raise LimitExceeded(f"regular expression subject longer than {MAX_SUBJECT} characters")
-    charge_text(len(v) * 4)  # RE2 is linear in the subject; matches and captures are built too
-    rx, glob, skip_empty, problem = compiled(pattern, flags or "")
-    if problem is not None:
-        raise LimitExceeded(problem)
-    return rx, glob, skip_empty
-
-
-def _match_obj(m: Any) -> dict[str, Any]:
-    names = {i: n for n, i in m.re.groupindex.items()}
-    caps = []
-    for i in range(1, (m.re.groups or 0) + 1):
-        s = m.group(i)
-        caps.append(
-            {
-                "offset": m.start(i) if s is not None else -1,
-                "length": len(s) if s is not None else 0,
-                "string": s,
-                "name": names.get(i),
-            }
-        )
-    return {"offset": m.start(), "length": m.end() - m.start(), "string": m.group(0), "captures": caps}
-
-
-def match_list(v: Any, pattern: Any, flags: Any = None, force_global: bool = False) -> list[dict[str, Any]]:
-    rx, glob, skip_empty = _regex(v, pattern, flags)
-    if glob or force_global:
-        out = []
-        for m in rx.finditer(v):
-            if skip_empty and m.end() == m.start():
-                continue
-            out.append(_match_obj(m))
-        return out
-    m = rx.search(v)
-    if m is None or (skip_empty and m.end() == m.start()):
-        return []
-    return [_match_obj(m)]
-
-
-def test(v: Any, pattern: Any, flags: Any = None) -> bool:
-    rx, _, _ = _regex(v, pattern, flags)
-    return rx.search(v) is not None
-
-
-def capture_obj(m: dict[str, Any]) -> dict[str, Any]:
-    return {c["name"]: c["string"] for c in m["captures"] if c["name"] is not None}
-
-
-def scan_value(m: dict[str, Any]) -> Any:
-    if m["captures"]:
-        return [c["string"] for c in m["captures"]]
-    return m["string"]
-
-
-def split_re(v: Any, pattern: Any, flags: Any = None) -> list[str]:
-    rx, _, _ = _regex(v, pattern, flags)
-    out = []
-    prev = 0
-    for m in rx.finditer(v):
-        if m.end() == m.start() and m.start() in (0, len(v)):
-            continue
-        out.append(v[prev : m.start()])
-        prev = m.end()
-    out.append(v[prev:])
-    return out
 
 
 # --- math ------------------------------------------------------------------------------
@@ -730,8 +780,8 @@ def jabs(v: Any) -> Any:
     return v
 
 
-def trimstr(v: Any, s: Any) -> Any:
-    return rtrimstr(ltrimstr(v, s), s)
+def trimstr(meter: Meter, v: Any, s: Any) -> Any:
+    return rtrimstr(meter, ltrimstr(meter, v, s), s)
 
 
 def significand(v: Any) -> Any:
@@ -777,14 +827,14 @@ def tgamma(v: Any) -> Any:
         return math.inf if x == 0 else math.nan
 
 
-def tostream(v: Any) -> list[list[Any]]:
+def tostream(meter: Meter, v: Any) -> list[list[Any]]:
     """jq's ``tostream``: [path, leaf] events in document order, and [path] after each
     non-empty container's last child."""
-    measure(v)
+    measure(meter, v)
     out: list[list[Any]] = []
 
     def walk(x: Any, path: list[Any]) -> None:
-        charge(len(path) + 1)  # each event copies its path
+        charge(meter, len(path) + 3)  # each event copies its path
         if type(x) is dict and x:
             items: Any = x.items()
         elif type(x) is list and x:
@@ -885,9 +935,11 @@ def toarray(v: Any) -> list[Any]:
     return v if type(v) is list else [v]
 
 
-def bsearch(v: Any, target: Any) -> int:
+def bsearch(meter: Meter, v: Any, target: Any) -> int:
     if type(v) is not list:
         raise JqError(f"{describe(v)} cannot be searched from")
+    # log n comparisons, each as deep as the target
+    charge(meter, len(v).bit_length() * measure(meter, target))
     lo, hi = 0, len(v) - 1
     while lo <= hi:
         mid = (lo + hi) // 2
@@ -901,18 +953,6 @@ def bsearch(v: Any, target: Any) -> int:
     return -1 - lo
 
 
-def getpath_value(v: Any, path: Any) -> Any:
-    from .paths import getpath
-
-    return getpath(v, path)
-
-
-def setpath_value(v: Any, path: Any, x: Any) -> Any:
-    from .paths import setpath
-
-    return setpath(v, path, x)
-
-
 # --- formats -------------------------------------------------------------------------------
 
 
@@ -923,7 +963,7 @@ def _csv_item(x: Any) -> str:
     if x is None:
         return ""
     if t is bool or t is int or t is float:
-        return tojson(x)
+        return _scalar_text(x)
     raise JqError(f"{describe(x)} is not valid in a csv row")
 
 
@@ -934,7 +974,7 @@ def _tsv_item(x: Any) -> str:
     if x is None:
         return ""
     if t is bool or t is int or t is float:
-        return tojson(x)
+        return _scalar_text(x)
     raise JqError(f"{describe(x)} is not valid in a tsv row")
 
 
@@ -944,22 +984,34 @@ def _sh_item(x: Any) -> str:
         return "'" + x.replace("'", "'\\''") + "'"
     if t is list or t is dict:
         raise JqError(f"{describe(x)} can not be escaped for shell")
-    return tojson(x)
+    return _scalar_text(x)
 
 
-def format_value(name: str, v: Any) -> str:
-    text = _format_value(name, v)
-    charge_text(len(text))
+def _scalar_text(x: Any) -> str:
+    """A scalar's JSON text (numbers as jq prints them), uncharged: it is a few characters."""
+    if x is None:
+        return "null"
+    if x is True:
+        return "true"
+    if x is False:
+        return "false"
+    return number_text(x)
+
+
+def format_value(meter: Meter, name: str, v: Any) -> str:
+    text = _format_value(meter, name, v)
+    charge_text(meter, len(text))
     return text
 
 
-def _format_value(name: str, v: Any) -> str:
+def _format_value(meter: Meter, name: str, v: Any) -> str:
     if type(v) is list:
-        measure(v, MAX_STRING // 8)
+        # the row's text: at most a few characters per unit measured, quotes doubled
+        charge(meter, 2 * measure(meter, v, MAX_STRING // 8))
     if name == "text":
-        return tostring(v)
+        return tostring(meter, v)
     if name == "json":
-        return tojson(v)
+        return tojson(meter, v)
     if name == "csv" or name == "tsv":
         if type(v) is not list:
             raise JqError(f"{describe(v)} cannot be {name}-formatted, only an array can be")
@@ -970,9 +1022,9 @@ def _format_value(name: str, v: Any) -> str:
         if type(v) is list:
             return " ".join(_sh_item(x) for x in v)
         return _sh_item(v)
-    s = tostring(v)
+    s = tostring(meter, v)
     # html grows a character to six, uri to nine: bounded before the text is built.
-    charge_text(len(s) * (9 if name == "uri" else 6 if name == "html" else 2))
+    charge_text(meter, len(s) * (9 if name == "uri" else 6 if name == "html" else 2))
     if name == "html":
         return (
             s.replace("&", "&amp;")
@@ -995,84 +1047,3 @@ def _format_value(name: str, v: Any) -> str:
             raise JqError(f"{describe(v)} is not valid base64 data") from None
         return data.decode("utf-8", "replace")
     raise JqError(f"{name} is not a valid format")
-
-
-# --- dates ---------------------------------------------------------------------------------
-
-
-def _broken_down(t: Any) -> list[Any]:
-    if type(t) is not int and type(t) is not float:
-        raise JqError("gmtime() requires a number")
-    whole = math.floor(t)
-    frac = t - whole
-    dt = datetime.fromtimestamp(whole, tz=timezone.utc)
-    sec: Any = dt.second + frac if frac else dt.second
-    return [
-        dt.year,
-        dt.month - 1,
-        dt.day,
-        dt.hour,
-        dt.minute,
-        sec,
-        (dt.weekday() + 1) % 7,
-        dt.timetuple().tm_yday - 1,
-    ]
-
-
-def gmtime(v: Any) -> list[Any]:
-    try:
-        return _broken_down(v)
-    except (OverflowError, ValueError, OSError):
-        raise JqError("gmtime() argument out of range") from None
-
-
-def mktime(v: Any) -> int:
-    if type(v) is not list or len(v) < 6 or not all(type(x) in (int, float) for x in v[:6]):
-        raise JqError("mktime requires array of 6 numbers")
-    y, mo, d, h, mi, s = (int(x) for x in v[:6])
-    return calendar.timegm((y, mo + 1, d, h, mi, s, 0, 0, 0))
-
-
-def strftime(v: Any, fmt: Any) -> str:
-    if type(fmt) is not str:
-        raise JqError("strftime/1 requires a string format")
-    if type(v) is int or type(v) is float:
-        v = gmtime(v)
-    if type(v) is not list or len(v) < 6:
-        raise JqError("strftime/1 requires parsed datetime inputs")
-    y, mo, d, h, mi, s = (int(x) for x in v[:6])
-    try:
-        return datetime(y, mo + 1, d, h, mi, s, tzinfo=timezone.utc).strftime(fmt)
-    except (ValueError, OverflowError):
-        raise JqError("strftime/1 requires parsed datetime inputs") from None
-
-
-def strptime(v: Any, fmt: Any) -> list[Any]:
-    if type(v) is not str or type(fmt) is not str:
-        raise JqError("strptime/1 requires string inputs and arguments")
-    try:
-        tm = time.strptime(v, fmt)
-    except ValueError:
-        raise JqError(f'date "{v}" does not match format "{fmt}"') from None
-    return [
-        tm.tm_year,
-        tm.tm_mon - 1,
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min,
-        tm.tm_sec,
-        (tm.tm_wday + 1) % 7,
-        tm.tm_yday - 1,
-    ]
-
-
-def fromdateiso8601(v: Any) -> int:
-    return mktime(strptime(v, "%Y-%m-%dT%H:%M:%SZ"))
-
-
-def todateiso8601(v: Any) -> str:
-    return strftime(v, "%Y-%m-%dT%H:%M:%SZ")
-
-
-def now() -> float:
-    return time.time()
