@@ -315,7 +315,7 @@ def _directive(out: _Writer, fmt: str, start: int, tm: Tm) -> int:
     nxt = f + 1
     state = _Spec(out, tm, pad, width, upper, change_case)
     if not _conversion(state, c, modifier):
-        out.add(fmt[start:nxt], width, pad)  # unknown: copied as written, like glibc
+        state.text(fmt[start:nxt])  # unknown: copied as written (case flags apply), like glibc
     return nxt
 
 
@@ -394,9 +394,7 @@ def _conversion(s: _Spec, c: str, modifier: str) -> bool:
     one (copied as written by the caller)."""
     tm = s.tm
     year = _int32(tm[0] + 1900)
-    if c == "%":
-        if modifier:
-            return False
+    if c == "%":  # (glibc 2.36 ignores a modifier here)
         s.text("%")
     elif c in "aA":
         if modifier:
@@ -407,10 +405,10 @@ def _conversion(s: _Spec, c: str, modifier: str) -> bool:
         name = "?" if not 0 <= wday <= 6 else _DAYS[wday]
         s.text(name[:3] if c == "a" and name != "?" else name)
     elif c in "bhB":
+        if s.change_case:  # (glibc sets this before refusing %Eb, so the copy is upper case)
+            s.upper = True
         if modifier == "E":
             return False
-        if s.change_case:
-            s.upper = True
         mon = tm[1]
         name = "?" if not 0 <= mon <= 11 else _MONTHS[mon]
         s.text(name if c == "B" or name == "?" else name[:3])
@@ -539,7 +537,7 @@ class _Parse:
 
     __slots__ = (
         "century",
-        "era_raw",
+        "decided",
         "have_I",
         "have_mday",
         "have_mon",
@@ -567,7 +565,9 @@ class _Parse:
         self.have_I = self.have_wday = self.have_yday = self.have_mon = self.have_mday = False
         self.have_uweek = self.have_wweek = self.is_pm = False
         self.want_century = self.want_era = self.want_xday = False
-        self.era_raw = False
+        # glibc's "decided" (not, loc, raw): the C locale has no alternative digits or eras, so
+        # the first %O number decides "loc", after which %O numbers and %EC/%Ey/%EY fail.
+        self.decided = "not"
         self.week_no = 0
         self.century = -1
 
@@ -594,18 +594,53 @@ class _Parse:
             raise _NoMatch
         return val
 
-    def word(self, names: tuple[str, ...]) -> int:
-        """The longest full or three-letter name (ASCII case-insensitive) at the position."""
-        text = self.text
-        p = self.pos
+    def _at(self, name: str, p: int) -> int | None:
+        """strncasecmp in the C locale: where ``name`` ends when it is at ``p`` (ASCII case)."""
+        end = p + len(name)
+        piece = self.text[p:end]
+        return end if piece.isascii() and piece.lower() == name.lower() else None
+
+    def month(self) -> int:
+        """The longest full or three-letter month name at the position."""
         best = -1
         best_end = -1
-        for i, name in enumerate(names):
+        for i, name in enumerate(_MONTHS):
             for cand in (name, name[:3]):
-                end = p + len(cand)
-                if end > best_end and text[p:end].lower() == cand.lower() and text[p:end].isascii():
+                end = self._at(cand, self.pos)
+                if end is not None and end > best_end:
                     best, best_end = i, end
         if best < 0:
+            raise _NoMatch
+        self.pos = best_end
+        return best
+
+    def weekday(self) -> int:
+        """glibc's day-name loop, literally: its fallback to the built-in names advances the
+        position for an abbreviation while keeping the old one as the match, so ``%a`` on
+        ``SunMon`` reads Monday, and once a modifier made glibc "raw" an abbreviation is
+        matched without being consumed (libjq then reports trailing text)."""
+        start = self.pos
+        rp = start
+        best = -1
+        best_end: int | None = None
+        for cnt, name in enumerate(_DAYS):
+            if self.decided != "raw":
+                for cand in (name, name[:3]):
+                    end = self._at(cand, rp)
+                    if end is not None and (best_end is None or end > best_end):
+                        best, best_end = cnt, end
+            if self.decided != "loc":
+                end = self._at(name, rp)
+                if end is not None and (best_end is None or end > best_end):
+                    best, best_end = cnt, end
+                    continue
+                trp = rp
+                end = self._at(name[:3], rp)
+                if end is not None:
+                    rp = end
+                    if best_end is None or trp > best_end:
+                        best, best_end = cnt, trp
+        if best_end is None:
             raise _NoMatch
         self.pos = best_end
         return best
@@ -642,32 +677,36 @@ def _parse(st: _Parse, fmt: str) -> None:
         i += 1
         if modifier == "E":
             if c == "y":
-                if not st.era_raw:  # the C locale has no eras: glibc reads the year twice
+                if st.decided != "raw":  # no eras in the C locale: glibc reads a year twice
                     tm[0] = st.number(0, 9999, 4)
                     st.want_era = st.want_xday = st.want_century = True
-                    st.era_raw = True
+                    if st.decided == "loc":
+                        raise _NoMatch
+                    st.decided = "raw"
                 val = st.number(0, 99, 2)
                 tm[0] = val if val >= 69 else val + 100
                 st.want_century = st.want_xday = True
                 continue
             if c not in "cCxXY":
                 raise _NoMatch
-            if c in "CY":
-                st.era_raw = True
-        elif modifier == "O":
-            if c in "bBh":
-                pass
-            elif c not in "deHImMSUVWwy":
+            if c in "CY" and st.decided != "raw":
+                if st.decided == "loc":
+                    raise _NoMatch
+                st.decided = "raw"
+        elif modifier == "O" and c not in "bBh":  # (%Ob and friends are plain %b)
+            if c not in "deHImMSUVWwy" or st.decided == "loc":
                 raise _NoMatch
+            if st.decided == "not":
+                st.decided = "loc"
         if c == "%":
             if st.pos >= len(text) or text[st.pos] != "%":
                 raise _NoMatch
             st.pos += 1
         elif c in "aA":
-            tm[6] = st.word(_DAYS)
+            tm[6] = st.weekday()
             st.have_wday = True
         elif c in "bBh":
-            tm[1] = st.word(_MONTHS)
+            tm[1] = st.month()
             st.have_mon = st.want_xday = True
         elif c == "c":
             _parse(st, "%a %b %e %H:%M:%S %Y")
@@ -815,7 +854,7 @@ def _day_of_the_week(tm: Tm) -> None:
         - _cdiv(q, 25)
         + (_cmod(q, 25) < 0)
         + _cdiv(_cdiv(q, 25), 4)
-        + _MON_YDAY[tm[1]]
+        + _mon_yday(False, tm[1])
         + tm[2]
         - 1
     )
@@ -823,7 +862,12 @@ def _day_of_the_week(tm: Tm) -> None:
 
 
 def _mon_yday(leap: bool, mon: int) -> int:
-    return _MON_YDAY[13 * leap + mon]
+    """glibc's ``__mon_yday[leap][mon]``, out-of-range months included: its week and year-day
+    arithmetic reads past the table (libjq shows 0 before it; past the end, our loops stop)."""
+    i = 13 * leap + mon
+    if i < 0:
+        return 0
+    return _MON_YDAY[i] if i < len(_MON_YDAY) else 1 << 40
 
 
 def _finish(st: _Parse) -> None:

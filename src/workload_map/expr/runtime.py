@@ -228,23 +228,23 @@ def measure(meter: Meter, v: Any, limit: int = MAX_ARRAY) -> int:
     while stack:
         x = stack.pop()
         tx = type(x)
-        if tx is list:
-            n = len(x)
-            stack.extend(x)
-        elif tx is dict:
-            n = len(x)
-            stack.extend(x.values())
+        if tx is list or tx is dict:
+            n = len(x) + 1
         elif tx is str:
-            n = len(x) // STRING_UNIT
+            n = len(x) // STRING_UNIT + 1
         else:
-            n = 0
-        n += 1
+            n = 1
         total += n
         if total > limit:
             raise LimitExceeded(f"value too large: more than {limit} elements when expanded")
         meter[0] -= n
         if meter[0] < 0:
             over_budget(meter)
+        # (the walk's own stack grows by what was just paid for)
+        if tx is list:
+            stack.extend(x)
+        elif tx is dict:
+            stack.extend(x.values())
     return total
 
 
@@ -550,19 +550,18 @@ def slice_value(meter: Meter, v: Any, start: Any, end: Any) -> Any:
 
 
 def indices_of(meter: Meter, v: Any, x: Any) -> Any:
-    """jq's ``indices``/``_strindices``: every (overlapping) occurrence of ``x`` in ``v``.
+    """jq's ``indices`` (libjq 1.8's definition): occurrences of a sub-array in an array (a
+    non-array needle is a one-element one), of a substring in a string (overlapping), and
+    ``.[x]`` for anything else.
 
     Strings: one pass of ``str.find`` over the subject (linear, charged up front) and, per
     occurrence, the comparison of the whole needle that confirmed it (an overlapping needle of
     length m in a subject of length n is n*m character comparisons, not n) and the index built.
     Arrays: every position compared with every needle element."""
-    if v is None:
-        return None
-    if type(v) is str:
-        if type(x) is not str:
-            raise JqError(f"Cannot determine indices of {describe(x)} in a string")
+    tv = type(v)
+    if tv is str and type(x) is str:
         if not x:
-            return None
+            return []
         charge_text(meter, len(v) + len(x))
         per_hit = 1 + len(x) // STRING_UNIT
         out = []
@@ -574,16 +573,16 @@ def indices_of(meter: Meter, v: Any, x: Any) -> Any:
             out.append(i)
             i = v.find(x, i + 1)
         return out
-    if type(v) is list:
-        if type(x) is list:
-            if not x:
-                return None
-            m = len(x)
-            charge(meter, len(v) * m + measure(meter, x))
-            return [i for i in range(len(v) - m + 1) if all(jeq(meter, v[i + j], x[j]) for j in range(m))]
-        charge(meter, len(v) * measure(meter, x))
-        return [i for i, y in enumerate(v) if jeq(meter, y, x)]
-    raise JqError(f"Cannot determine indices in {describe(v)}")
+    if tv is list:
+        if type(x) is not list:
+            charge(meter, len(v) * measure(meter, x))
+            return [i for i, y in enumerate(v) if jeq(meter, y, x)]
+        if not x:
+            return []
+        m = len(x)
+        charge(meter, len(v) * m + measure(meter, x))
+        return [i for i in range(len(v) - m + 1) if all(jeq(meter, v[i + j], x[j]) for j in range(m))]
+    return index(meter, v, x)
 
 
 def object_key(k: Any) -> str:

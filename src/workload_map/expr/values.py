@@ -179,7 +179,8 @@ def tostring(meter: Meter, v: Any) -> str:
 def fromjson(meter: Meter, v: Any) -> Any:
     if type(v) is not str:
         raise JqError(f"{describe(v)} cannot be parsed as JSON")
-    charge_text(meter, len(v) * 4)  # parsed values take several times the text's size
+    # orjson's working memory is ~12 bytes per UTF-8 byte of text (up to 4 bytes a character)
+    charge_text(meter, len(v) * (6 if v.isascii() else 24))
     try:
         return orjson.loads(v)
     except orjson.JSONDecodeError:
@@ -652,9 +653,9 @@ def implode(meter: Meter, v: Any) -> str:
     charge(meter, 2 * len(v))
     out = []
     for c in v:
-        if type(c) not in (int, float):
-            raise JqError("Unicode codepoint must be numeric")
-        n = int(c)
+        if type(c) not in (int, float) or c != c:
+            raise JqError(f"{describe(c)} can't be imploded, unicode codepoint needs to be numeric")
+        n = int(c) if -0x110000 < c < 0x110000 else -1
         if n < 0 or n > 0x10FFFF or 0xD800 <= n < 0xE000:
             n = 0xFFFD
         out.append(chr(n))
@@ -705,27 +706,29 @@ def join(meter: Meter, v: Any, sep: Any) -> str:
 
 
 def index_of(meter: Meter, v: Any, x: Any) -> Any:
-    """jq's ``index``: the first occurrence (found without listing the others)."""
-    if type(v) is str and type(x) is str and x:
+    """jq's ``index``: ``indices(x) | .[0]``; for two strings, one search for the first."""
+    from .runtime import index, indices_of
+
+    if type(v) is str and type(x) is str:
+        if not x:
+            return None
         charge_text(meter, len(v) + len(x))
         i = v.find(x)
         return i if i >= 0 else None
-    from .runtime import indices_of
-
-    r = indices_of(meter, v, x)
-    return r[0] if r else None
+    return index(meter, indices_of(meter, v, x), 0)
 
 
 def rindex_of(meter: Meter, v: Any, x: Any) -> Any:
-    """jq's ``rindex``: the last occurrence (found without listing the others)."""
-    if type(v) is str and type(x) is str and x:
+    """jq's ``rindex``: ``indices(x) | .[-1:][0]``; for two strings, one search for the last."""
+    from .runtime import index, indices_of, slice_value
+
+    if type(v) is str and type(x) is str:
+        if not x:
+            return None
         charge_text(meter, len(v) + len(x))
         i = v.rfind(x)
         return i if i >= 0 else None
-    from .runtime import indices_of
-
-    r = indices_of(meter, v, x)
-    return r[-1] if r else None
+    return index(meter, slice_value(meter, indices_of(meter, v, x), -1, None), 0)
 
 
 # --- math ------------------------------------------------------------------------------
@@ -803,8 +806,10 @@ def frexp(v: Any) -> list[Any]:
 def ldexp(v: Any, a: Any, b: Any) -> Any:
     x = _need_num(a, "ldexp")
     e = _need_num(b, "ldexp")
+    # C's (int) cast: nan and values outside an int become INT_MIN (libjq: ldexp(1; nan) is 0)
+    exponent = int(e) if e == e and -(2**31) <= e < 2**31 else -(2**31)
     try:
-        return _intish(math.ldexp(x, int(e)))
+        return _intish(math.ldexp(x, exponent))
     except OverflowError:
         return math.copysign(math.inf, x)
 
