@@ -151,10 +151,11 @@ def cases(entry: Builtin, limit: int = 8) -> Iterator[Case]:
     count = min(limit, max(len(p) for p in value_pools))
     for i in range(count):
         picks = [p[(i * (j + 1)) % len(p)] for j, p in enumerate(value_pools)]
-        yield _case(entry, picks)
+        yield case_of(entry, picks)
 
 
-def _case(entry: Builtin, picks: list[Any]) -> Case:
+def case_of(entry: Builtin, picks: list[Any]) -> Case:
+    """The program running ``entry`` on ``picks`` (input first, then one value per argument)."""
     variables: dict[str, Any] = {"in": picks[0]}
     args: list[str] = []
     for j, (kind, value) in enumerate(zip(entry.args, picks[1:], strict=True)):
@@ -177,4 +178,15 @@ def all_cases(limit: int = 8) -> Iterator[tuple[Builtin, Case]]:
             yield entry, case
 
 
-__all__ = ["FILTERS", "MB", "Case", "all_cases", "cases", "deep", "kinds_without_pool", "pools", "shared"]
+__all__ = [
+    "FILTERS",
+    "MB",
+    "Case",
+    "all_cases",
+    "case_of",
+    "cases",
+    "deep",
+    "kinds_without_pool",
+    "pools",
+    "shared",
+]

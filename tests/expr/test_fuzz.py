@@ -6,6 +6,10 @@ model bounds what an evaluation allocates: with a small budget and the wall-cloc
 no evaluation's peak allocation (tracemalloc) exceeds a bound proportional to that budget.
 Programs are built from the constructs hostile definitions combine: recursion, reduce/foreach,
 doubling constructors, string growth, path builtins, regexes, arithmetic on huge numbers.
+
+A second fuzz (issue 23) draws any entry of the builtin registry and values for its input and
+arguments from the megabyte adversarial pools (``adversarial.py``) or at random: only typed errors,
+and no more memory than the units charged pay for.
 """
 
 from __future__ import annotations
@@ -22,7 +26,11 @@ from hypothesis import strategies as st
 
 from workload_map.errors import ExpressionError
 from workload_map.expr import compile_expression, set_limits
+from workload_map.expr import registry as reg
 from workload_map.expr import runtime as R
+
+from .adversarial import FILTERS, Case, pools
+from .adversarial import case_of as make_case
 
 BUDGET = 20_000
 #: Peak bytes one evaluation may allocate under BUDGET (generous: it is a bound, not a measurement).
@@ -192,3 +200,48 @@ def test_random_text_only_raises_typed_errors(source: str) -> None:
         return
     with contextlib.suppress(ExpressionError):
         expr.all({"a": [1, "x", {"b": None}]})
+
+
+# --- registry-driven: any builtin, on values from every argument kind's adversarial pool ----------
+
+_ENTRIES = sorted(reg.REGISTRY.values(), key=lambda e: e.label)
+#: Bytes one unit may stand for at most, and what any evaluation allocates (as the registry walk).
+_BYTES_PER_UNIT = 160
+_SLACK = 2 << 20
+
+
+def _value_of(kind: str) -> st.SearchStrategy[Any]:
+    """A value for an argument kind: from the megabyte adversarial pool or small and random."""
+    if kind in FILTERS:
+        return st.sampled_from(FILTERS[kind])
+    return st.one_of(st.sampled_from(pools()[kind]), VALUES)
+
+
+@st.composite
+def _builtin_calls(draw: st.DrawFn) -> tuple[reg.Builtin, Case]:
+    entry = draw(st.sampled_from(_ENTRIES))
+    picks = [draw(_value_of(kind)) for kind in (entry.input, *entry.args)]
+    return entry, make_case(entry, picks)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_builtin_calls())
+def test_random_builtin_calls_on_adversarial_values_are_bounded(call: tuple[reg.Builtin, Case]) -> None:
+    entry, case = call
+    try:
+        expr = compile_expression(case.source, case.variables)
+    except ExpressionError:
+        return
+    meter = R.start()
+    tracemalloc.start()
+    try:
+        try:
+            expr._program.all_fn(None, case.variables, meter)
+        except Exception as exc:  # the API's mapping: only its typed errors may come out
+            error = expr._fail(exc)
+            assert "internal error" not in error.message, f"{entry.label}: {case!r}: {error.message}"
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    paid = min(R.used(meter), BUDGET + R.CHUNK)
+    assert peak <= _SLACK + _BYTES_PER_UNIT * paid, f"{entry.label}: {case!r}: {peak} bytes, {paid} units"
