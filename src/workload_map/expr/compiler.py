@@ -1465,8 +1465,8 @@ class Gen:
             f"def {fn}({i2}):",
             *indent(body),
             "    return R_NOTHING",
-            # one loop step and one result slot per element, charged before the loop
-            f"if type({inp}) is dict or type({inp}) is list: _b[0] -= 2 * len({inp})",
+            # a call and a result slot per element, charged before the loop
+            f"if type({inp}) is dict or type({inp}) is list: _b[0] -= 4 * len({inp})",
             "if _b[0] < 0: R_over_budget(_b)",
             f"if type({inp}) is dict:",
             f"    {res} = {{}}",

@@ -169,12 +169,12 @@ _value(
 _value("keys", 0, metered("as sort on the keys"), V.keys)
 _value("keys_unsorted", 0, metered("1 per key"), V.keys_unsorted)
 _value("to_entries", 0, metered("5 per entry (an object each)"), V.to_entries)
-_value("from_entries", 0, metered("2 per entry"), V.from_entries, input="entries")
+_value("from_entries", 0, metered("6 per entry"), V.from_entries, input="entries")
 _value(
     "add",
     0,
     metered(
-        "1 per element, then runs of strings/arrays/objects joined once at their total "
+        "2 per element, then runs of strings/arrays/objects joined once at their total "
         "length (no quadratic accumulation), other values added pairwise"
     ),
     V.add_all,
@@ -268,11 +268,21 @@ _value("trim", 0, metered(f"{TEXT} (scan and copy)"), V.trim, input="string")
 _value("ltrim", 0, metered(f"{TEXT} (scan and copy)"), V.ltrim, input="string")
 _value("rtrim", 0, metered(f"{TEXT} (scan and copy)"), V.rtrim, input="string")
 _value(
-    "ascii_downcase", 0, metered(f"{TEXT} (4 per character when not ASCII)"), V.ascii_downcase, input="string"
+    "ascii_downcase",
+    0,
+    metered(f"{TEXT} (12 x when not ASCII: encoded, translated, decoded)"),
+    V.ascii_downcase,
+    input="string",
 )
-_value("ascii_upcase", 0, metered(f"{TEXT} (4 per character when not ASCII)"), V.ascii_upcase, input="string")
+_value(
+    "ascii_upcase",
+    0,
+    metered(f"{TEXT} (12 x when not ASCII: encoded, translated, decoded)"),
+    V.ascii_upcase,
+    input="string",
+)
 _value("explode", 0, metered("1 per character (a number each; refused above 1M)"), V.explode, input="string")
-_value("implode", 0, metered("2 per code point"), V.implode, input="codepoints")
+_value("implode", 0, metered("4 per code point"), V.implode, input="codepoints")
 _value("ascii", 0, CONSTANT, V.ascii, input="number")
 _value(
     "split",
@@ -464,7 +474,12 @@ _form("finites", 0, generated("constant (a type test)"))
 _form("normals", 0, generated("constant (a type test)"))
 _form("select", 1, generated("the condition's own cost"), args=("cond",))
 _form("map", 1, generated(f"{_STEP} (one per element)"), input="array", args=("filter",))
-_form("map_values", 1, generated(f"{_STEP} (one per element)"), args=("filter",))
+_form(
+    "map_values",
+    1,
+    generated("4 per element (a call and a result slot), charged before the loop"),
+    args=("filter",),
+)
 _form("with_entries", 1, generated(f"to_entries, {_STEP}, from_entries"), input="object", args=("filter",))
 _form(
     "path", 1, generated("the path expression's own steps; each path is a tuple built once"), args=("filter",)

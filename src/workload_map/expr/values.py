@@ -335,7 +335,7 @@ def _entry_key(e: Any) -> Any:
 def from_entries(meter: Meter, v: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     items = iter_values(v)
-    charge(meter, 2 * len(items))
+    charge(meter, 6 * len(items))  # a call per entry that tries up to five key names
     for e in items:
         key = _entry_key(e)
         if type(key) is not str:
@@ -354,12 +354,12 @@ def iter_values(v: Any) -> Any:
 
 def add_all(meter: Meter, v: Any) -> Any:
     items = iter_values(v)
-    charge(meter, len(items))
+    charge(meter, 2 * len(items))  # a Python step per item (a call for most)
     return _sum(meter, items)
 
 
 def add_values(meter: Meter, items: list[Any]) -> Any:
-    charge(meter, len(items))
+    charge(meter, 2 * len(items))
     return _sum(meter, items)
 
 
@@ -625,18 +625,29 @@ def rtrim(meter: Meter, v: Any) -> str:
 
 def ascii_downcase(meter: Meter, v: Any) -> str:
     s = _need_str(v, "cannot be ascii_downcased")
-    charge_text(meter, len(s) * (1 if s.isascii() else 4))
-    return s.translate(_LOWER) if not s.isascii() else s.lower()
+    if s.isascii():
+        charge_text(meter, len(s))
+        return s.lower()
+    return _ascii_translate(meter, s, _LOWER)
 
 
 def ascii_upcase(meter: Meter, v: Any) -> str:
     s = _need_str(v, "cannot be ascii_upcased")
-    charge_text(meter, len(s) * (1 if s.isascii() else 4))
-    return s.translate(_UPPER) if not s.isascii() else s.upper()
+    if s.isascii():
+        charge_text(meter, len(s))
+        return s.upper()
+    return _ascii_translate(meter, s, _UPPER)
 
 
-_LOWER = {c: c + 32 for c in range(65, 91)}
-_UPPER = {c: c - 32 for c in range(97, 123)}
+def _ascii_translate(meter: Meter, s: str, table: bytes) -> str:
+    """Only ASCII letters change, and in UTF-8 they are single bytes: translated as bytes (in C;
+    str.translate looks every character up in a dict)."""
+    charge_text(meter, len(s) * 12)  # encode, translate, decode: up to 4 bytes a character each
+    return s.encode("utf-8", "surrogatepass").translate(table).decode("utf-8", "surrogatepass")
+
+
+_LOWER = bytes(c + 32 if 65 <= c <= 90 else c for c in range(256))
+_UPPER = bytes(c - 32 if 97 <= c <= 122 else c for c in range(256))
 
 
 def explode(meter: Meter, v: Any) -> list[int]:
@@ -650,7 +661,7 @@ def explode(meter: Meter, v: Any) -> list[int]:
 def implode(meter: Meter, v: Any) -> str:
     if type(v) is not list:
         raise JqError("implode input must be an array")
-    charge(meter, 2 * len(v))
+    charge(meter, 4 * len(v))  # a Python step per code point
     out = []
     for c in v:
         if type(c) not in (int, float) or c != c:
