@@ -62,6 +62,8 @@ _export(
         "iterable",
         "slice_value",
         "object_key",
+        "limit_count",
+        "nth_index",
         "break_out",
         "raise_error",
         "LimitExceeded",
@@ -1260,12 +1262,9 @@ class Gen:
                 v = self.fresh("v")
                 nn = self.fresh("n")
                 return [
-                    f"{nn} = {n}",
-                    f"if type({nn}) is not int and type({nn}) is not float: "
-                    "R_raise_error('Invalid limit: must be a number')",
-                    f'if {nn} < 0: R_raise_error("limit doesn\'t support negative count")',
+                    f"{nn} = R_limit_count({n})",
                     *gen,
-                    f"for {v} in R_islice({fn}({inp}), max(0, int(-(-{nn} // 1)))):",
+                    f"for {v} in R_islice({fn}({inp}), {nn}):",
                     *indent(k(v)),
                 ]
 
@@ -1277,10 +1276,9 @@ class Gen:
                 v = self.fresh("v")
                 nn = self.fresh("n")
                 return [
-                    f"{nn} = {n}",
-                    f"if {nn} < 0: R_raise_error('Out of bounds negative array index')",
+                    f"{nn} = R_nth_index({n})",
                     *gen,
-                    f"for {v} in R_islice({fn}({inp}), int({nn}), int({nn}) + 1):",
+                    f"for {v} in R_islice({fn}({inp}), {nn}, {nn} + 1):",
                     *indent(k(v)),
                 ]
 
@@ -1838,18 +1836,11 @@ class Gen:
             def with_n(n: str) -> list[str]:
                 nn = self.fresh("n")
                 if key == ("nth", 2):
-                    checks = [f"if {nn} < 0: R_raise_error('Out of bounds negative array index')"]
-                    window = f"int({nn}), int({nn}) + 1"
+                    count, window = f"R_nth_index({n})", f"{nn}, {nn} + 1"
                 else:
-                    checks = [
-                        f"if type({nn}) is not int and type({nn}) is not float: "
-                        "R_raise_error('Invalid limit: must be a number')",
-                        f'if {nn} < 0: R_raise_error("limit doesn\'t support negative count")',
-                    ]
-                    window = f"max(0, int(-(-{nn} // 1)))"
+                    count, window = f"R_limit_count({n})", nn
                 return [
-                    f"{nn} = {n}",
-                    *checks,
+                    f"{nn} = {count}",
                     *lines,
                     f"for {v} in R_islice({fn}({inp}, {pth}), {window}):",
                     *indent(k(f"{v}[0]", f"{v}[1]")),

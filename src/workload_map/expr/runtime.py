@@ -7,6 +7,7 @@ never mistaken for ``int``), and common cases return before any general logic.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Iterable
 from typing import Any, NoReturn
@@ -583,6 +584,28 @@ def indices_of(meter: Meter, v: Any, x: Any) -> Any:
         charge(meter, len(v) * m + measure(meter, x))
         return [i for i in range(len(v) - m + 1) if all(jeq(meter, v[i + j], x[j]) for j in range(m))]
     return index(meter, v, x)
+
+
+def _stream_count(n: Any, negative: str) -> float:
+    """libjq 1.8's checks on ``limit``'s and ``nth``'s count: below 0 in jq's order (null,
+    booleans, nan, negative numbers) is an error; so is a non-number (its ``$n - 1`` fails)."""
+    if compare(n, 0) < 0:
+        raise JqError(negative)
+    if type(n) is not int and type(n) is not float:
+        raise JqError(f"{describe(n)} and number (1) cannot be subtracted")
+    return float(n) if type(n) is float else n
+
+
+def limit_count(n: Any) -> int:
+    """How many outputs ``limit(n; f)`` takes: n rounded up (all of them for huge n)."""
+    count = _stream_count(n, "limit doesn't support negative count")
+    return sys.maxsize if count >= sys.maxsize else math.ceil(count)
+
+
+def nth_index(n: Any) -> int:
+    """Which output ``nth(n; f)`` is: n rounded down (none for huge n)."""
+    index = _stream_count(n, "nth doesn't support negative indices")
+    return sys.maxsize - 1 if index >= sys.maxsize - 1 else math.floor(index)
 
 
 def object_key(k: Any) -> str:
