@@ -5,12 +5,19 @@ engine reads the same bytes, ``orjson.loads`` each line and evaluates all 20 wit
 Three interleaved rounds; medians are compared. Exit status 1 when the throughput ratio is
 below 2.0 (``--no-assert`` only prints).
 
+``--baseline-src DIR`` also runs the engine of another source tree (e.g. a checkout of the
+commit before a change: ``--baseline-src /path/to/old/src``) in the same rounds: this tree and
+that one each run in a fresh interpreter (``--worker``), interleaved with gojq, and both ratios
+are printed side by side.
+
     .venv/bin/python bench/bench_expr.py [--objects 2000] [--rounds 3] [--no-assert]
+    .venv/bin/python bench/bench_expr.py --baseline-src ../base/src --no-assert
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -86,6 +93,19 @@ def run_ours(data_path: str) -> tuple[float, list[list[list[Any]]]]:
     return time.perf_counter() - start, results
 
 
+def run_tree(src: str, data_path: str) -> float:
+    """Seconds ``run_ours`` takes with the engine of the source tree ``src``, in a fresh
+    interpreter (imports and compiling are not timed, as in-process)."""
+    env = dict(os.environ, PYTHONPATH=src)
+    out = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--worker", data_path],
+        env=env,
+        capture_output=True,
+        check=True,
+    )
+    return float(json.loads(out.stdout)["seconds"])
+
+
 def _canon(v: Any) -> bytes:
     return orjson.dumps(v, option=orjson.OPT_SORT_KEYS)
 
@@ -114,7 +134,13 @@ def main() -> int:
     ap.add_argument("--objects", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-assert", action="store_true")
+    ap.add_argument("--baseline-src", help="another tree's src directory to measure side by side")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.worker:
+        seconds, _ = run_ours(args.worker)
+        print(json.dumps({"seconds": seconds}))
+        return 0
     gojq = shutil.which("gojq")
     if gojq is None:
         print("gojq not found on PATH", file=sys.stderr)
@@ -131,17 +157,26 @@ def main() -> int:
         print(f"{args.objects} objects, average {avg / 1024:.1f} KiB, {len(EXPRESSIONS)} expressions")
         theirs: list[float] = []
         ours: list[float] = []
-        results: list[list[list[Any]]] = []
+        baseline: list[float] = []
+        _, results = run_ours(data_path)
+        verify(gojq, prog_path, data_path, results)
+        here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
         for _ in range(args.rounds):
             theirs.append(run_gojq(gojq, prog_path, data_path))
-            t, results = run_ours(data_path)
-            ours.append(t)
-        verify(gojq, prog_path, data_path, results)
+            if args.baseline_src:
+                ours.append(run_tree(here, data_path))
+                baseline.append(run_tree(args.baseline_src, data_path))
+            else:
+                ours.append(run_ours(data_path)[0])
     g = statistics.median(theirs)
     w = statistics.median(ours)
     ratio = g / w
     print(f"gojq median:         {g:.3f} s  (rounds: {', '.join(f'{x:.3f}' for x in theirs)})")
     print(f"workload_map median: {w:.3f} s  (rounds: {', '.join(f'{x:.3f}' for x in ours)})")
+    if baseline:
+        b = statistics.median(baseline)
+        print(f"baseline median:     {b:.3f} s  (rounds: {', '.join(f'{x:.3f}' for x in baseline)})")
+        print(f"throughput ratio vs gojq: this tree {ratio:.2f}, baseline {g / b:.2f} ({args.baseline_src})")
     print(f"throughput ratio (workload_map / gojq) = {ratio:.2f}")
     if ratio < 2.0 and not args.no_assert:
         print("FAIL: ratio below 2.0", file=sys.stderr)

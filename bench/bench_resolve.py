@@ -13,11 +13,17 @@ structure, status matching or resource arithmetic).
 Three interleaved rounds; medians are printed with
 ``throughput ratio (workload_map / gojq) = X.XX``; exits 1 when the ratio is under 2.0 unless
 ``--no-assert``.
+
+``--baseline-src DIR`` also resolves with another source tree (its engine, resolver and catalog,
+e.g. a checkout of the commit before a change) in the same rounds: this tree and that one each
+run in a fresh interpreter (``--worker``), interleaved with gojq, and both ratios are printed
+side by side.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -75,6 +81,19 @@ def run_gojq(gojq: str, program: str, path: str) -> tuple[float, float]:
     return wall, cpu
 
 
+def run_tree(src: str, path: str) -> tuple[float, float]:
+    """(wall, cpu) seconds of ``run_workload_map`` with the source tree ``src``, in a fresh
+    interpreter (imports and compiling the definition are not timed, as in-process)."""
+    out = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--worker", path],
+        env=dict(os.environ, PYTHONPATH=src),
+        capture_output=True,
+        check=True,
+    )
+    row = json.loads(out.stdout)
+    return float(row["wall"]), float(row["cpu"])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--count", type=int, default=2000)
@@ -82,7 +101,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gojq", default=os.environ.get("GOJQ", "/usr/bin/gojq"))
     ap.add_argument("--no-assert", action="store_true", help="report only; never fail on the ratio")
     ap.add_argument("--min-ratio", type=float, default=2.0)
+    ap.add_argument("--baseline-src", help="another tree's src directory to measure side by side")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.worker:
+        compiled_here = compile_definition(load_definition())
+        run_workload_map(compiled_here, args.worker)  # warm up, as in-process
+        wall, cpu, _ = run_workload_map(compiled_here, args.worker)
+        print(json.dumps({"wall": wall, "cpu": cpu}))
+        return 0
 
     gojq = args.gojq if os.path.exists(args.gojq) else shutil.which("gojq")
     if not gojq:
@@ -105,9 +132,19 @@ def main(argv: list[str] | None = None) -> int:
         gojq_times: list[float] = []
         wm_cpu: list[float] = []
         gojq_cpu: list[float] = []
-        gpus = 0
+        base_times: list[float] = []
+        base_cpu: list[float] = []
+        gpus = run_workload_map(compiled, path)[2]
+        here = str(Path(__file__).resolve().parent.parent / "src")
         for r in range(args.rounds):
-            t, tc, gpus = run_workload_map(compiled, path)
+            if args.baseline_src:
+                t, tc = run_tree(here, path)
+                bt, btc = run_tree(args.baseline_src, path)
+                base_times.append(bt)
+                base_cpu.append(btc)
+                print(f"round {r + 1}: baseline {bt:.3f}s (cpu {btc:.3f}s)")
+            else:
+                t, tc, gpus = run_workload_map(compiled, path)
             wm_times.append(t)
             wm_cpu.append(tc)
             g, gc_ = run_gojq(gojq, program, path)
@@ -127,6 +164,13 @@ def main(argv: list[str] | None = None) -> int:
     cpu_ratio = statistics.median(gojq_cpu) / statistics.median(wm_cpu)
     print(f"cpu-time ratio (gojq / workload_map) = {cpu_ratio:.2f}")
     ratio = gq / wm
+    if base_times:
+        bm = statistics.median(base_times)
+        bc = statistics.median(base_cpu)
+        print(f"baseline median:     {bm:.3f}s wall, {bc:.3f}s cpu ({args.baseline_src})")
+        print(f"throughput ratio vs gojq: this tree {ratio:.2f}, baseline {gq / bm:.2f}")
+        base_cpu_ratio = statistics.median(gojq_cpu) / bc
+        print(f"cpu-time ratio vs gojq:   this tree {cpu_ratio:.2f}, baseline {base_cpu_ratio:.2f}")
     print(f"throughput ratio (workload_map / gojq) = {ratio:.2f}")
     if ratio < args.min_ratio and not args.no_assert:
         print(f"FAIL: ratio under {args.min_ratio}", file=sys.stderr)
