@@ -157,6 +157,10 @@ def test_indices_charges_each_occurrence_the_comparison_that_confirmed_it() -> N
         "[.[] as $x | $text | trim | length] | length",
         '[.[] as $x | $text | contains("b")] | length',
         '[.[] as $x | $text == ($text | .[1:] | "a" + .)] | length',
+        '[.[] as $x | "\\($text)\\($text)" | length] | length',  # interpolation builds 2 MB each time
+        "[.[] as $x | builtins | length] | length",  # a fresh list of ~180 names each time
+        "[.[] as $x | $text | @sh | length] | length",
+        "[.[] as $x | $text | @base64 | length] | length",
     ],
 )
 def test_per_call_linear_work_in_a_loop_is_charged_each_time(src: str) -> None:

@@ -62,6 +62,7 @@ _export(
         "iterable",
         "slice_value",
         "object_key",
+        "interpolate",
         "limit_count",
         "nth_index",
         "break_out",
@@ -425,7 +426,7 @@ class Gen:
                     pre, e = self.single_code(p, inp, env)
                     lines += pre
                     pieces.append(self.fmt_piece(node.fmt, e))
-            return lines, "(" + " + ".join(pieces) + ")"
+            return lines, f"R_interpolate(_b, {', '.join(pieces)})"
         if isinstance(node, A.Neg):
             lines, e = self.single_code(node.operand, inp, env)
             return lines, NEGATE(e)
@@ -579,7 +580,7 @@ class Gen:
         if name == "have_literal_numbers":
             return [], "True"
         if name == "builtins":
-            return [], "R_builtin_names()"
+            return [], "R_builtin_names(_b)"
         if key in (("debug", 0), ("stderr", 0)):
             return [], inp
         if key == ("first", 0):
@@ -900,7 +901,7 @@ class Gen:
                 repr(p) if isinstance(p, str) else self.fmt_piece(node.fmt, done[j])
                 for j, p in enumerate(node.parts)
             ]
-            return k("(" + " + ".join(pieces) + ")")
+            return k(f"R_interpolate(_b, {', '.join(pieces)})")
         part = node.parts[i]
         if isinstance(part, str):
             return self.interp_stream(node, inp, env, k, i - 1, done)
@@ -1960,7 +1961,8 @@ def _truncate_event(meter: R.Meter, depth: Any, ev: Any) -> Any:
     return R.NOTHING
 
 
-def _builtin_names() -> list[str]:
+def _builtin_names(meter: R.Meter) -> list[str]:
+    R.charge(meter, 2 * len(BUILTINS))  # a fresh list of short strings each time
     return sorted(f"{name}/{arity}" for name, arity in BUILTINS)
 
 

@@ -545,18 +545,18 @@ _form(
 _form("env", 0, generated("constant (an empty object)"))
 _form("input_filename", 0, generated("constant"))
 _form("have_literal_numbers", 0, generated("constant"))
-_form("builtins", 0, generated("constant (a list of this table's names, fixed size)"))
+_form("builtins", 0, generated("2 per name (a fresh list of this table's names each time)"))
 
 # --- formats -----------------------------------------------------------------------------------------
 for _fmt, _rule in (
     ("text", "as tostring"),
     ("json", "as tojson"),
-    ("csv", f"arrays: the value measured, twice (quotes doubled), then {TEXT} of the row"),
-    ("tsv", f"arrays: the value measured, twice (escapes), then {TEXT} of the row"),
+    ("csv", f"arrays: 4 x the value measured (quotes doubled), strings 2 x {TEXT}; then {TEXT} of the row"),
+    ("tsv", f"arrays: 4 x the value measured (escapes), strings 2 x {TEXT}; then {TEXT} of the row"),
     ("html", f"as tostring, then 6 x {TEXT} (a character may become six)"),
-    ("uri", f"as tostring, then 9 x {TEXT} (a character may become nine)"),
-    ("sh", f"arrays: the value measured, twice, then {TEXT} of the words"),
-    ("base64", f"as tostring, then 2 x {TEXT}"),
+    ("uri", f"as tostring, then 9 x {TEXT} (12 x when not ASCII: a character may become twelve)"),
+    ("sh", f"arrays: 8 x the value measured, strings 4 x {TEXT} (' becomes four); then {TEXT} of the words"),
+    ("base64", f"as tostring, then 2 x {TEXT} (6 x when not ASCII)"),
     ("base64d", f"as tostring, then 2 x {TEXT}"),
 ):
     _add(f"@{_fmt}", 0, "format", metered(_rule), V.format_value)

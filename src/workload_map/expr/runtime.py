@@ -608,6 +608,17 @@ def nth_index(n: Any) -> int:
     return sys.maxsize - 1 if index >= sys.maxsize - 1 else math.floor(index)
 
 
+def interpolate(meter: Meter, *parts: str) -> str:
+    """A string interpolation's result, charged by its length before it is built (the pieces
+    may be megabyte strings, which ``tostring`` returns as they are)."""
+    total = 0
+    for part in parts:
+        total += len(part)
+    if total > STRING_UNIT:
+        charge_text(meter, total)
+    return "".join(parts)
+
+
 def object_key(k: Any) -> str:
     if type(k) is str:
         return k

@@ -246,6 +246,7 @@ def utf8bytelength(meter: Meter, v: Any) -> int:
 
 def keys(meter: Meter, v: Any) -> list[Any]:
     if type(v) is dict:
+        charge(meter, len(v))  # the list of keys, before sorting it
         return sort_values(meter, list(v))
     if type(v) is list:
         charge(meter, len(v))
@@ -1020,14 +1021,22 @@ def format_value(meter: Meter, name: str, v: Any) -> str:
     return text
 
 
+# How much longer a format's text can be than its input's (@sh: ' becomes '\'' ; @csv: " is
+# doubled; @tsv: one character becomes two), charged before the text is built.
+_GROWTH = {"csv": 2, "tsv": 2, "sh": 4}
+
+
 def _format_value(meter: Meter, name: str, v: Any) -> str:
-    if type(v) is list:
-        # the row's text: at most a few characters per unit measured, quotes doubled
-        charge(meter, 2 * measure(meter, v, MAX_STRING // 8))
     if name == "text":
         return tostring(meter, v)
     if name == "json":
         return tojson(meter, v)
+    if name in _GROWTH:
+        if type(v) is list:
+            # the row's text: a few characters per unit measured (quotes and separators included)
+            charge(meter, _GROWTH[name] * 2 * measure(meter, v, MAX_STRING // 8))
+        elif type(v) is str:
+            charge_text(meter, len(v) * _GROWTH[name] + 2)
     if name == "csv" or name == "tsv":
         if type(v) is not list:
             raise JqError(f"{describe(v)} cannot be {name}-formatted, only an array can be")
@@ -1039,8 +1048,11 @@ def _format_value(meter: Meter, name: str, v: Any) -> str:
             return " ".join(_sh_item(x) for x in v)
         return _sh_item(v)
     s = tostring(meter, v)
-    # html grows a character to six, uri to nine: bounded before the text is built.
-    charge_text(meter, len(s) * (9 if name == "uri" else 6 if name == "html" else 2))
+    # html grows a character to six, uri to nine (twelve for a character of four UTF-8 bytes),
+    # base64 to 4/3 of its UTF-8 bytes: bounded before the text is built.
+    wide = not s.isascii()
+    growth = {"uri": 12 if wide else 9, "html": 6, "base64": 6 if wide else 2}.get(name, 2)
+    charge_text(meter, len(s) * growth)
     if name == "html":
         return (
             s.replace("&", "&amp;")
