@@ -544,14 +544,14 @@ def _canon(v: Any) -> Any:
     return ("?", repr(v))
 
 
-def _reference(src: str, data: Any) -> tuple[str, Any]:
+def libjq_result(src: str, data: Any) -> tuple[str, Any]:
     try:
         return "ok", jq.compile(src).input_value(data).all()
     except ValueError as exc:
         return "error", str(exc)
 
 
-def _ours(src: str, data: Any) -> tuple[str, Any]:
+def our_result(src: str, data: Any) -> tuple[str, Any]:
     try:
         return "ok", compile_expression(src).all(data)
     except ExpressionError as exc:
@@ -573,8 +573,8 @@ def no_deadline() -> Iterator[None]:
 @pytest.mark.parametrize("src", CASES)
 def test_agrees_with_libjq(src: str, no_deadline: None) -> None:
     for data in INPUTS:
-        kind_ref, ref = _reference(src, data)
-        kind_ours, ours = _ours(src, data)
+        kind_ref, ref = libjq_result(src, data)
+        kind_ours, ours = our_result(src, data)
         assert kind_ours == kind_ref, f"{src!r} on {str(data)[:60]}: ours={ours!r} libjq={ref!r}"
         if kind_ref == "ok":
             assert _canon(ours) == _canon(ref), f"{src!r} on {str(data)[:60]}: ours={ours!r} libjq={ref!r}"
@@ -609,7 +609,7 @@ MESSAGES = [
 
 @pytest.mark.parametrize(("src", "message"), MESSAGES)
 def test_error_messages_match_libjq(src: str, message: str) -> None:
-    kind, ref = _reference(src, None)
+    kind, ref = libjq_result(src, None)
     assert kind == "error" and ref == message
     with pytest.raises(ExpressionError) as info:
         compile_expression(src).all(None)

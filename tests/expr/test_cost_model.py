@@ -7,7 +7,6 @@ tracemalloc measures what it allocated: no timing assertions."""
 from __future__ import annotations
 
 import math
-import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +15,8 @@ import pytest
 from workload_map.errors import ExpressionError, ExpressionLimitError, ExpressionSyntaxError
 from workload_map.expr import compile_expression, set_limits
 from workload_map.expr import runtime as R
+
+from .metering import evaluate
 
 MEMORY_BOUND = 64 << 20  # bytes any single hostile evaluation may allocate at its peak
 
@@ -33,21 +34,6 @@ def budget_only() -> Iterator[None]:
     set_limits(deadline=3600.0)
     yield
     set_limits(deadline=R.DEFAULT_DEADLINE, budget=R.COST_BUDGET)
-
-
-def _run(src: str, data: Any) -> tuple[BaseException | list[Any], int]:
-    """(error or results, peak bytes allocated while evaluating)."""
-    expr = compile_expression(src)
-    tracemalloc.start()
-    try:
-        try:
-            out: BaseException | list[Any] = expr.all(data)
-        except ExpressionError as exc:
-            out = exc
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return out, peak
 
 
 @pytest.mark.parametrize(
@@ -82,7 +68,7 @@ def _run(src: str, data: Any) -> tuple[BaseException | list[Any], int]:
     ],
 )
 def test_hostile_evaluation_ends_in_a_limit_error_within_bounds(src: str) -> None:
-    out, peak = _run(src, list(range(200)))
+    out, _units, peak = evaluate(src, list(range(200)))
     assert isinstance(out, ExpressionLimitError), out
     assert "time limit" not in out.message  # the budget stopped it, not the clock
     assert peak < MEMORY_BOUND, f"peak {peak / 1e6:.1f} MB"
@@ -90,7 +76,7 @@ def test_hostile_evaluation_ends_in_a_limit_error_within_bounds(src: str) -> Non
 
 def test_big_integers_become_doubles_like_jq() -> None:
     # libjq computes in doubles: squaring 3 thirty times is infinity, not a 10^8-digit integer.
-    out, peak = _run(f"{SQUARING} | 1", None)
+    out, _units, peak = evaluate(f"{SQUARING} | 1", None)
     assert out == [1]
     assert peak < MEMORY_BOUND
     assert compile_expression(SQUARING).all(None) == [math.inf]

@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import json
 import math
-import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
-import jq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workload_map.errors import ExpressionError, ExpressionLimitError
-from workload_map.expr import compile_expression, set_limits
 from workload_map.expr import runtime as R
+from workload_map.expr import set_limits
+
+from .metering import evaluate
+from .test_conformance import libjq_result, our_result
 
 
 @pytest.fixture(autouse=True)
@@ -30,20 +31,6 @@ def no_deadline() -> Iterator[None]:
     set_limits(deadline=3600.0)
     yield
     set_limits(deadline=R.DEFAULT_DEADLINE, budget=R.COST_BUDGET)
-
-
-def _reference(src: str, data: Any) -> tuple[str, Any]:
-    try:
-        return "ok", jq.compile(src).input_value(data).all()
-    except ValueError as exc:
-        return "error", str(exc)
-
-
-def _ours(src: str, data: Any) -> tuple[str, Any]:
-    try:
-        return "ok", compile_expression(src).all(data)
-    except ExpressionError as exc:
-        return "error", exc.message
 
 
 def _canon(result: tuple[str, Any]) -> Any:
@@ -58,8 +45,8 @@ def _canon(result: tuple[str, Any]) -> Any:
 
 
 def _agree(src: str, data: Any) -> None:
-    ref = _reference(src, data)
-    ours = _ours(src, data)
+    ref = libjq_result(src, data)
+    ours = our_result(src, data)
     assert _canon(ours) == _canon(ref), f"{src} on {data!r}: ours={ours!r} libjq={ref!r}"
 
 
@@ -162,8 +149,8 @@ _TIME = st.one_of(
 @given(_FORMAT, _TIME)
 def test_strftime_and_strptime_agree_with_libjq_on_generated_formats(fmt: str, t: Any) -> None:
     src = f"strftime({json.dumps(fmt)})"
-    ref = _reference(src, t)
-    assert _canon(_ours(src, t)) == _canon(ref), f"{src} on {t!r}"
+    ref = libjq_result(src, t)
+    assert _canon(our_result(src, t)) == _canon(ref), f"{src} on {t!r}"
     if ref[0] == "ok":  # read back what libjq wrote (the round trip the formats exist for)
         _agree(f"strptime({json.dumps(fmt)})", ref[1][0])
 
@@ -177,18 +164,7 @@ def test_numbers_of_any_size_give_libjq_answers_or_errors(x: Any) -> None:
 
 def _units(src: str, data: Any, fmt: str) -> tuple[Any, int, int]:
     """(answer or error, units, peak bytes) of ``src`` with the (long) format as ``$f``."""
-    expr = compile_expression(src, ["f"])
-    meter = R.start()
-    tracemalloc.start()
-    try:
-        try:
-            out: Any = expr.all(data, {"f": fmt}, meter=meter)
-        except ExpressionError as exc:
-            out = exc
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return out, R.used(meter), peak
+    return evaluate(src, data, {"f": fmt})
 
 
 def test_a_multi_megabyte_format_ends_in_the_budget() -> None:

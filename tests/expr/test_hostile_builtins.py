@@ -10,7 +10,6 @@ times are in ``bench/bench_hostile_expr.py``.
 
 from __future__ import annotations
 
-import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +18,8 @@ import pytest
 from workload_map.errors import ExpressionError, ExpressionLimitError
 from workload_map.expr import compile_expression, set_limits
 from workload_map.expr import runtime as R
+
+from .metering import evaluate
 
 MB = 1_000_000
 MEMORY_BOUND = 64 << 20
@@ -31,22 +32,6 @@ def budget_only() -> Iterator[None]:
     set_limits(deadline=3600.0)
     yield
     set_limits(deadline=R.DEFAULT_DEADLINE, budget=R.COST_BUDGET)
-
-
-def _run(src: str, data: Any) -> tuple[BaseException | list[Any], int, int]:
-    """(error or results, units charged, peak bytes allocated while evaluating)."""
-    expr = compile_expression(src)
-    meter = R.start()
-    tracemalloc.start()
-    try:
-        try:
-            out: BaseException | list[Any] = expr.all(data, meter=meter)
-        except ExpressionError as exc:
-            out = exc
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return out, R.used(meter), peak
 
 
 ONE_MB_OF_A = "a" * MB
@@ -76,7 +61,7 @@ REGEX_ATTACKS = [
 @pytest.mark.parametrize(("src", "data"), REGEX_ATTACKS, ids=[s for s, _ in REGEX_ATTACKS])
 def test_regex_builtins_on_a_megabyte_end_in_a_budget_error_within_bounds(src: str, data: Any) -> None:
     set_limits(budget=ATTACK_BUDGET)
-    out, _units, peak = _run(src, data)
+    out, _units, peak = evaluate(src, data)
     assert isinstance(out, ExpressionLimitError), out
     assert "cost budget" in out.message or "subject longer" in out.message, out.message
     assert peak < MEMORY_BOUND, f"peak {peak / 1e6:.1f} MB"
@@ -86,7 +71,7 @@ def test_ordinary_regex_work_still_answers() -> None:
     # A label-sized subject and an annotation-sized one: cheap, and the answers are jq's.
     assert compile_expression('gsub("-"; "_")').all("llama-workers-0-0") == ["llama_workers_0_0"]
     annotation = "key=value," * 2_000
-    out, units, _ = _run('[scan("(\\\\w+)=(\\\\w+)")] | length', annotation)
+    out, units, _ = evaluate('[scan("(\\\\w+)=(\\\\w+)")] | length', annotation)
     assert out == [2_000]
     assert units < R.COST_BUDGET // 4
 
@@ -96,7 +81,7 @@ def test_a_global_match_pays_for_every_search_reading_the_rest_of_the_subject() 
     # work is quadratic in the subject); so is the charge: doubling the subject quadruples it.
     counts = []
     for n in (400, 800):
-        out, units, _ = _run('[match("a*b|a"; "g")] | length', "a" * n)
+        out, units, _ = evaluate('[match("a*b|a"; "g")] | length', "a" * n)
         assert out == [n]
         counts.append(units)
     assert counts[1] >= 3.5 * counts[0], counts
@@ -105,7 +90,7 @@ def test_a_global_match_pays_for_every_search_reading_the_rest_of_the_subject() 
 def test_a_search_that_cannot_be_afforded_is_refused_before_it_runs() -> None:
     # (a|b)*a(a|b){60}c: a program of hundreds of instructions, each of which may read every byte
     # of a megabyte subject; its worst case is over the whole budget, so it never starts.
-    out, units, _ = _run('test("(a|b)*a(a|b){60}c")', "ab" * (MB // 2))
+    out, units, _ = evaluate('test("(a|b)*a(a|b){60}c")', "ab" * (MB // 2))
     assert isinstance(out, ExpressionLimitError) and "cost budget" in out.message
     assert units < R.COST_BUDGET // 10  # what was charged: reading the subject and the pattern
 
@@ -115,7 +100,7 @@ def test_several_regex_calls_stop_at_the_deadline_inside_the_first() -> None:
     # never runs out and a deadline already past, the first call stops after a chunk of work.
     set_limits(budget=10**12, deadline=1e-9)
     src = '[(gsub(""; "-") | length), ([scan("a")] | length), ([splits("a")] | length)]'
-    out, units, _ = _run(src, ONE_MB_OF_A)
+    out, units, _ = evaluate(src, ONE_MB_OF_A)
     assert isinstance(out, ExpressionLimitError) and "time limit" in out.message
     assert units < 200_000
 
@@ -123,7 +108,7 @@ def test_several_regex_calls_stop_at_the_deadline_inside_the_first() -> None:
 @pytest.mark.parametrize("builtin", ["indices", "index", "rindex"])
 def test_long_overlapping_needles_end_in_a_budget_error_or_one_linear_search(builtin: str) -> None:
     subject, needle = "a" * MB, "a" * (MB // 2)
-    out, units, peak = _run(f".[0] as $n | .[1] | {builtin}($n)", [needle, subject])
+    out, units, peak = evaluate(f".[0] as $n | .[1] | {builtin}($n)", [needle, subject])
     assert peak < MEMORY_BOUND
     if builtin == "indices":  # half a million occurrences, each confirmed by half a million compares
         assert isinstance(out, ExpressionLimitError) and "cost budget" in out.message, out
@@ -134,11 +119,11 @@ def test_long_overlapping_needles_end_in_a_budget_error_or_one_linear_search(bui
 
 def test_indices_charges_each_occurrence_the_comparison_that_confirmed_it() -> None:
     n, m = 4_000, 2_000
-    out, units, _ = _run(".[0] as $n | .[1] | indices($n) | length", ["a" * m, "a" * n])
+    out, units, _ = evaluate(".[0] as $n | .[1] | indices($n) | length", ["a" * m, "a" * n])
     occurrences = n - m + 1
     assert out == [occurrences]
     assert units >= occurrences * (m // R.STRING_UNIT)  # n*m work, charged as such
-    out, units, _ = _run(".[0] as $n | .[1] | indices($n) | length", ["a" * 20, "a" * n])
+    out, units, _ = evaluate(".[0] as $n | .[1] | indices($n) | length", ["a" * 20, "a" * n])
     assert out == [n - 19]
     assert units < 2 * n  # a short needle: linear
 

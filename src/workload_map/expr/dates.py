@@ -870,6 +870,19 @@ def _mon_yday(leap: bool, mon: int) -> int:
     return _MON_YDAY[i] if i < len(_MON_YDAY) else 1 << 40
 
 
+def _month_and_day(st: _Parse) -> None:
+    """glibc: the month and day of the year day, for the fields the input did not give."""
+    tm = st.tm
+    leap = _leap(1900 + tm[0])
+    t_mon = 0
+    while _mon_yday(leap, t_mon) <= tm[7]:
+        t_mon += 1
+    if not st.have_mon:
+        tm[1] = t_mon - 1
+    if not st.have_mday:
+        tm[2] = tm[7] - _mon_yday(leap, t_mon - 1) + 1
+
+
 def _finish(st: _Parse) -> None:
     """What glibc does after the whole format matched."""
     tm = st.tm
@@ -884,14 +897,7 @@ def _finish(st: _Parse) -> None:
         tm[0] += 100
     if st.want_xday and not st.have_wday:
         if not (st.have_mon and st.have_mday) and st.have_yday:
-            leap = _leap(1900 + tm[0])
-            t_mon = 0
-            while _mon_yday(leap, t_mon) <= tm[7]:
-                t_mon += 1
-            if not st.have_mon:
-                tm[1] = t_mon - 1
-            if not st.have_mday:
-                tm[2] = tm[7] - _mon_yday(leap, t_mon - 1) + 1
+            _month_and_day(st)
             st.have_mon = st.have_mday = True
         if st.have_mon or 0 <= tm[1] <= 11:
             _day_of_the_week(tm)
@@ -912,14 +918,7 @@ def _finish(st: _Parse) -> None:
                 _cmod(7 - (tm[6] - w_offset), 7) + (st.week_no - 1) * 7 + _cmod(save_wday - w_offset + 7, 7)
             )
         if not st.have_mday or not st.have_mon:
-            leap = _leap(1900 + tm[0])
-            t_mon = 0
-            while _mon_yday(leap, t_mon) <= tm[7]:
-                t_mon += 1
-            if not st.have_mon:
-                tm[1] = t_mon - 1
-            if not st.have_mday:
-                tm[2] = tm[7] - _mon_yday(leap, t_mon - 1) + 1
+            _month_and_day(st)
         tm[6] = save_wday
 
 
