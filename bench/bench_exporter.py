@@ -98,7 +98,13 @@ class Creator:
 
     def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         for attempt in range(5):
-            r = self.http.post(path, json=body)
+            try:
+                r = self.http.post(path, json=body)
+            except httpx.TransportError:  # a loaded machine drops connections now and then
+                time.sleep(0.2 * (attempt + 1))
+                continue
+            if r.status_code == 409 and attempt > 0:  # created before the connection dropped
+                r = self.http.get(f"{path}/{body['metadata']['name']}")
             if r.status_code < 300:
                 result: dict[str, Any] = r.json()
                 return result
