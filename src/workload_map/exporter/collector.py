@@ -263,14 +263,8 @@ class Exporter:
                 )
             )
             self._pod_informers.append(inf)
-        if not self.shard.sharded:
-            # Listed at once, beside discovery and the owner kinds (the longest list overlaps the
-            # others): a pod that arrives before its owners is found from them when they arrive.
-            for inf in self._pod_informers:
-                inf.start()
-            self._pods_started = True
-        # Sharded, the pods are listed once the owner kinds are (see _start_pods): their chains are
-        # then in the stores, so a pod of another shard is left out on arrival, never held whole.
+        # The pods are listed once the owner kinds are (see _start_pods): their chains are then in
+        # the stores, so a pod of another shard is stubbed on arrival, never held whole.
         self._thread = threading.Thread(target=self._discovery_loop, name="wmap-discovery", daemon=True)
         self._thread.start()
         return self
