@@ -15,9 +15,9 @@ same rules read once for the whole workload, without pods. :func:`plan_gangs` do
   sidecars, pod-level resources, overhead, DRA claims), its PriorityClass and claims shared by
   name. A component with a ``podSelector.replicaSelector`` (LWS ``group``) makes the gang repeat
   per replica (:class:`ReplicaSplit`).
-* **Subgroups.** The ``podGroup`` format's subgroups, else the pod-less components between the
-  gang and its members (:class:`GangNode`); members hang under them. The plan's depth is what a
-  scheduler with nested groups (the Workload API's CompositePodGroups) needs.
+* **Subgroups.** A ``podGroup`` subgroup whose component holds several pod templates is a
+  :class:`GangNode` over them (a nested gang: the Workload API's CompositePodGroups); a
+  subgroup with one pod template is that member. Otherwise members sit straight under the gang.
 * **Sizes.** ``minMember``: the ``expressions.minMember`` (evaluated on the workload, ``$pod``
   empty), else the format's subtree arithmetic (:func:`.gangs.subtree_scale`); with a
   ``minSubGroup`` (expression, or the ``podGroup`` format's subgroup count) the sum of the
@@ -102,7 +102,7 @@ class GangMember:
 
 @dataclass(frozen=True)
 class GangNode:
-    """A subgroup above members: a ``podGroup`` subgroup or a pod-less component. ``min_sub_group``
+    """A subgroup above members (a ``podGroup`` subgroup over several pod templates). ``min_sub_group``
     is how many of its children must be placed (``None``: all)."""
 
     name: str
@@ -361,53 +361,39 @@ def _label_key(cd: CompiledDefinition, component: str) -> str | None:
 
 @dataclass
 class _Scope:
-    """Walks the component tree under a gang's root and collects members, candidate nodes (every
-    pod-less component below the root) and the replica split."""
+    """Walks the component tree under a gang's root: members in definition order, the scales of
+    pod-less components multiplied into the members below them, and the replica split."""
 
     cd: CompiledDefinition
     w: Workload
-    root: str
     members: list[GangMember] = field(default_factory=list)
-    nodes: list[GangNode] = field(default_factory=list)
     split: ReplicaSplit | None = None
 
-    def walk(
-        self, component: str, instance_id: str | None, factor: int, dfactor: int, parent: str | None
-    ) -> None:
-        if len(self.members) + len(self.nodes) > MAX_GANG_MEMBERS:
-            raise GangError(
-                f'karta "{self.cd.name}": more than {MAX_GANG_MEMBERS} gang members and subgroups'
-            )
+    def walk(self, component: str, instance_id: str | None, factor: int, dfactor: int) -> None:
+        if len(self.members) > MAX_GANG_MEMBERS:
+            raise GangError(f'karta "{self.cd.name}": more than {MAX_GANG_MEMBERS} gang members')
         comp = self.w.components[component]
         instances = [i for i in comp.instances if instance_id is None or i.id == instance_id]
         if comp.has_pod_definition:
             for inst in instances:
                 count = _capped(_unit(inst) * factor)
                 desired = _capped(inst.scale.desired * dfactor)
-                self.members.append(_member(inst, count, desired, parent))
+                self.members.append(_member(inst, count, desired, None))
         if not comp.children:
             return
-        down, ddown, below = factor, dfactor, parent
-        if not comp.has_pod_definition:
+        down, ddown = factor, dfactor
+        if not comp.has_pod_definition and comp.definition.scale_definition is not None:
             selector = comp.definition.pod_selector
-            per_replica = selector is not None and selector.replica_selector is not None
-            scaled = comp.definition.scale_definition is not None
-            if per_replica and scaled:
+            own = sum(_unit(i) for i in instances)
+            if selector is not None and selector.replica_selector is not None:
                 # One gang per replica; the children already count the pods of every replica.
                 if self.split is None:
-                    own = sum(_unit(i) for i in instances)
                     self.split = ReplicaSplit(component, _label_key(self.cd, component), own, 0)
-            elif scaled:
-                own = sum(_unit(i) for i in instances)
-                desired_own = sum(i.scale.desired for i in instances)
-                if own > 0:
-                    down, ddown = _capped(factor * own), _capped(dfactor * desired_own)
-            if component != self.root and not per_replica:
-                node = GangNode(name=_task(component, ""), component=component, parent=parent)
-                self.nodes.append(node)
-                below = node.name
+            elif own > 0:
+                down = _capped(factor * own)
+                ddown = _capped(dfactor * sum(i.scale.desired for i in instances))
         for child in comp.children:
-            self.walk(child, None, down, ddown, below)
+            self.walk(child, None, down, ddown)
 
 
 def _capped(n: int) -> int:
@@ -417,31 +403,9 @@ def _capped(n: int) -> int:
 def _collect(
     cd: CompiledDefinition, w: Workload, root: str, instance_id: str | None
 ) -> tuple[list[GangMember], list[GangNode], ReplicaSplit | None]:
-    scope = _Scope(cd, w, root)
-    scope.walk(root, instance_id, 1, 1, None)
-    members, nodes = _collapse(scope.members, scope.nodes)
-    return members, nodes, scope.split
-
-
-def _collapse(members: list[GangMember], nodes: list[GangNode]) -> tuple[list[GangMember], list[GangNode]]:
-    """Keep a node only when it groups at least two members and not all of the gang's: other
-    nodes add a level that groups nothing. Members and nodes move up to the nearest kept one."""
-    by_name = {n.name: n for n in nodes}
-    below: dict[str, int] = dict.fromkeys(by_name, 0)
-    for m in members:
-        cur = m.parent
-        while cur is not None:
-            below[cur] += 1
-            cur = by_name[cur].parent
-    keep = {n for n, count in below.items() if 2 <= count < len(members)}
-
-    def up(parent: str | None) -> str | None:
-        while parent is not None and parent not in keep:
-            parent = by_name[parent].parent
-        return parent
-
-    kept = [replace(n, parent=up(n.parent)) for n in nodes if n.name in keep]
-    return [replace(m, parent=up(m.parent)) for m in members], kept
+    scope = _Scope(cd, w)
+    scope.walk(root, instance_id, 1, 1)
+    return scope.members, [], scope.split
 
 
 # --- sizes ------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from workload_map.kube.schedulers import SCHEDULERS as SCHEDULER_NAMES
 from workload_map.resolve.gang_plan import GangPlan
 from workload_map.resolve.schedulers import _coscheduling, _kai, _kueue, _volcano, _workload_api
 from workload_map.resolve.schedulers._common import (
@@ -36,14 +37,15 @@ from workload_map.resolve.schedulers._workload_api import WorkloadApiLimitError
 
 Renderer = Callable[[GangPlan, RenderOptions], Rendered]
 
-#: Scheduler name (as ``--scheduler`` takes it) -> renderer, in the order help texts list them.
-SCHEDULERS: dict[str, Renderer] = {
-    "kai": _kai.render,
-    "volcano": _volcano.render,
-    "coscheduling": _coscheduling.render,
-    "workload-api": _workload_api.render,
-    "kueue": _kueue.render,
-}
+#: Scheduler name (as ``--scheduler`` takes it, :data:`workload_map.kube.schedulers.SCHEDULERS`)
+#: -> renderer, in that order.
+SCHEDULERS: dict[str, Renderer] = dict(
+    zip(
+        SCHEDULER_NAMES,
+        (_kai.render, _volcano.render, _coscheduling.render, _workload_api.render, _kueue.render),
+        strict=True,
+    )
+)
 
 
 def render(plan: GangPlan, scheduler: str, options: RenderOptions | None = None) -> Rendered:

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from workload_map.kube.schedulers import (
+    COSCHEDULING_API_VERSION,
+    COSCHEDULING_POD_GROUP_LABEL,
+    COSCHEDULING_SCHEDULER_NAME,
+)
 from workload_map.resolve.gang_plan import GangPlan
 from workload_map.resolve.schedulers._common import (
     Rendered,
@@ -20,10 +25,10 @@ from workload_map.resolve.schedulers._common import (
     no_uid_note,
 )
 
-API_VERSION = "scheduling.x-k8s.io/v1alpha1"
+API_VERSION = COSCHEDULING_API_VERSION
 KIND = "PodGroup"
-POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
-SCHEDULER_NAME = "scheduler-plugins-scheduler"
+POD_GROUP_LABEL = COSCHEDULING_POD_GROUP_LABEL
+SCHEDULER_NAME = COSCHEDULING_SCHEDULER_NAME
 
 
 def render(plan: GangPlan, options: RenderOptions) -> Rendered:

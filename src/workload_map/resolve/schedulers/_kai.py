@@ -21,6 +21,10 @@ from __future__ import annotations
 from typing import Any
 
 from workload_map.kube.objects import labels_of
+from workload_map.kube.schedulers import (
+    KAI_SCHEDULER_NAME,
+    KAI_SKIP_PODGROUPER_ANNOTATION,
+)
 from workload_map.resolve.gang_expressions import NO_POD
 from workload_map.resolve.gang_plan import Gang, GangMember, GangNode, GangPlan
 from workload_map.resolve.gangs import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
@@ -43,8 +47,8 @@ from workload_map.resolve.schedulers._common import (
     task_names_unique,
 )
 
-SKIP_PODGROUPER_ANNOTATION = "kai.scheduler/skip-podgrouper"
-SCHEDULER_NAME = "kai-scheduler"
+SKIP_PODGROUPER_ANNOTATION = KAI_SKIP_PODGROUPER_ANNOTATION
+SCHEDULER_NAME = KAI_SCHEDULER_NAME
 
 
 def _owner(plan: GangPlan) -> dict[str, Any]:

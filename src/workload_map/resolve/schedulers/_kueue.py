@@ -20,6 +20,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from workload_map.kube.schedulers import (
+    KUEUE_API_VERSION,
+    KUEUE_JOB_UID_LABEL,
+    KUEUE_MAX_POD_SETS,
+    KUEUE_QUEUE_LABEL,
+)
 from workload_map.resolve.gang_plan import GangMember, GangPlan, object_name
 from workload_map.resolve.gangs import GangError
 from workload_map.resolve.schedulers._common import (
@@ -30,11 +36,11 @@ from workload_map.resolve.schedulers._common import (
     no_uid_note,
 )
 
-API_VERSION = "kueue.x-k8s.io/v1beta2"
+API_VERSION = KUEUE_API_VERSION
 KIND = "Workload"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
-MAX_POD_SETS = 18
+QUEUE_LABEL = KUEUE_QUEUE_LABEL
+JOB_UID_LABEL = KUEUE_JOB_UID_LABEL
+MAX_POD_SETS = KUEUE_MAX_POD_SETS
 
 
 class KueueLimitError(GangError):

@@ -20,6 +20,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from workload_map.kube.schedulers import (
+    VOLCANO_API_VERSION,
+    VOLCANO_DEFAULT_QUEUE,
+    VOLCANO_GROUP_NAME_ANNOTATION,
+    VOLCANO_NETWORK_TOPOLOGY_MODE_LABEL,
+    VOLCANO_NETWORK_TOPOLOGY_TIER_LABEL,
+    VOLCANO_QUEUE_ANNOTATION,
+    VOLCANO_QUEUE_LABEL,
+    VOLCANO_SCHEDULER_NAME,
+    VOLCANO_TASK_SPEC_ANNOTATION,
+)
 from workload_map.resolve.gang_plan import Gang, GangPlan
 from workload_map.resolve.schedulers._common import (
     Rendered,
@@ -31,16 +42,16 @@ from workload_map.resolve.schedulers._common import (
     no_uid_note,
 )
 
-API_VERSION = "scheduling.volcano.sh/v1beta1"
+API_VERSION = VOLCANO_API_VERSION
 KIND = "PodGroup"
-GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
-TASK_SPEC_ANNOTATION = "volcano.sh/task-spec"
-QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
-QUEUE_LABEL = "volcano.sh/queue-name"
-NETWORK_TOPOLOGY_MODE_LABEL = "volcano.sh/network-topology-mode"
-NETWORK_TOPOLOGY_TIER_LABEL = "volcano.sh/network-topology-highest-tier-allowed"
-DEFAULT_QUEUE = "default"
-SCHEDULER_NAME = "volcano"
+GROUP_NAME_ANNOTATION = VOLCANO_GROUP_NAME_ANNOTATION
+TASK_SPEC_ANNOTATION = VOLCANO_TASK_SPEC_ANNOTATION
+QUEUE_ANNOTATION = VOLCANO_QUEUE_ANNOTATION
+QUEUE_LABEL = VOLCANO_QUEUE_LABEL
+NETWORK_TOPOLOGY_MODE_LABEL = VOLCANO_NETWORK_TOPOLOGY_MODE_LABEL
+NETWORK_TOPOLOGY_TIER_LABEL = VOLCANO_NETWORK_TOPOLOGY_TIER_LABEL
+DEFAULT_QUEUE = VOLCANO_DEFAULT_QUEUE
+SCHEDULER_NAME = VOLCANO_SCHEDULER_NAME
 
 
 def _queue(plan: GangPlan) -> str:

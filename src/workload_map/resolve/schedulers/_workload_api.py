@@ -26,6 +26,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from workload_map.kube.schedulers import (
+    WORKLOAD_API_COMPOSITE_VERSION,
+    WORKLOAD_API_MAX_CLAIMS,
+    WORKLOAD_API_MAX_DEPTH,
+    WORKLOAD_API_MAX_TEMPLATES,
+    WORKLOAD_API_VERSION,
+)
 from workload_map.resolve.gang_plan import Gang, GangMember, GangNode, GangPlan, object_name
 from workload_map.resolve.gangs import GangError
 from workload_map.resolve.schedulers._common import (
@@ -37,14 +44,14 @@ from workload_map.resolve.schedulers._common import (
     task_names_unique,
 )
 
-API_VERSION = "scheduling.k8s.io/v1beta1"
-COMPOSITE_API_VERSION = "scheduling.k8s.io/v1alpha3"
+API_VERSION = WORKLOAD_API_VERSION
+COMPOSITE_API_VERSION = WORKLOAD_API_COMPOSITE_VERSION
 WORKLOAD_KIND = "Workload"
 POD_GROUP_KIND = "PodGroup"
 COMPOSITE_KIND = "CompositePodGroup"
-MAX_TEMPLATES = 8
-MAX_DEPTH = 4
-MAX_CLAIMS = 4
+MAX_TEMPLATES = WORKLOAD_API_MAX_TEMPLATES
+MAX_DEPTH = WORKLOAD_API_MAX_DEPTH
+MAX_CLAIMS = WORKLOAD_API_MAX_CLAIMS
 
 
 class WorkloadApiLimitError(GangError):
