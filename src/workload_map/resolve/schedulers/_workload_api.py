@@ -18,7 +18,8 @@
   claims per template; beyond them :class:`WorkloadApiLimitError` names the limit.
 
 Pods join through ``spec.schedulingGroup.podGroupName`` (a field of the pod template; fragmented
-specs cannot carry it: noted) and keep the default scheduler.
+specs cannot carry it: noted) and the ``default-scheduler`` name (kube-scheduler is the one that
+reads the Workload API; a template left with another scheduler's name would bypass it).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ COMPOSITE_KIND = "CompositePodGroup"
 MAX_TEMPLATES = WORKLOAD_API_MAX_TEMPLATES
 MAX_DEPTH = WORKLOAD_API_MAX_DEPTH
 MAX_CLAIMS = WORKLOAD_API_MAX_CLAIMS
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
 
 class WorkloadApiLimitError(GangError):
@@ -138,7 +140,14 @@ class _Builder:
                     f"cannot be linked to PodGroup {pod_group}"
                 )
                 continue
-            self.changes.append(TemplateChange(m.component, m.instance_id, pod_group_name=pod_group))
+            self.changes.append(
+                TemplateChange(
+                    m.component,
+                    m.instance_id,
+                    scheduler_name=self.options.scheduler_name or DEFAULT_SCHEDULER_NAME,
+                    pod_group_name=pod_group,
+                )
+            )
 
     # -- flat gangs
 
