@@ -35,16 +35,16 @@ if TYPE_CHECKING:
     from workload_map.resolve.compiled import CompiledDefinition
     from workload_map.resolve.gang_plan import GangPlan, PlanOptions
     from workload_map.resolve.gangs import PodGroupPlan
-    from workload_map.resolve.schedulers import Rendered, RenderOptions
     from workload_map.resolve.pods import PodAttribution
+    from workload_map.resolve.schedulers import Rendered, RenderOptions
     from workload_map.views.model import DescribeView
 
 __all__ = [
     "DefinitionConflictError",
     "GangAnswer",
     "KaiPodGroup",
-    "PodGangAnswer",
     "OwnerChainError",
+    "PodGangAnswer",
     "definitions_for",
     "describe_live",
     "gang_objects",

@@ -370,11 +370,11 @@ class _Scope:
     split: ReplicaSplit | None = None
 
     def walk(self, component: str, instance_id: str | None, factor: int, dfactor: int) -> None:
-        if len(self.members) > MAX_GANG_MEMBERS:
-            raise GangError(f'karta "{self.cd.name}": more than {MAX_GANG_MEMBERS} gang members')
         comp = self.w.components[component]
         instances = [i for i in comp.instances if instance_id is None or i.id == instance_id]
         if comp.has_pod_definition:
+            if len(self.members) + len(instances) > MAX_GANG_MEMBERS:
+                raise GangError(f'karta "{self.cd.name}": more than {MAX_GANG_MEMBERS} gang members')
             for inst in instances:
                 count = _capped(_unit(inst) * factor)
                 desired = _capped(inst.scale.desired * dfactor)
