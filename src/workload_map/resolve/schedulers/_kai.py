@@ -133,6 +133,9 @@ def render(plan: GangPlan, options: RenderOptions) -> Rendered:
         if clash is not None:
             notes.append(clash + ": no PodGroup")
             continue
+        if gang.min_member < 1:
+            notes.append(f"gang {gang.name} needs 0 pods: KAI's PodGroup takes minMember >= 1, no PodGroup")
+            continue
         if gang.replica_split is not None:
             notes.append(
                 f"gang {gang.name}: KAI's own pod-grouper gives each replica of "

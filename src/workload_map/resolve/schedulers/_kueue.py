@@ -3,9 +3,10 @@
 
 * ``podSets``: one per pod template of the workload (every component instance, gang or not), in
   definition order: ``name`` its task name, ``count`` its desired pods, ``template`` its pod
-  template (metadata cut to labels and annotations, as the CRD allows). ``minCount`` (partial
-  admission) on the one pod template whose minimum is below its count; Kueue allows it on one
-  podSet only, so with several elastic templates none gets it (noted). At most 18 podSets.
+  template (metadata cut to labels and annotations, the spec to PodSpec fields, as the CRD
+  allows). ``minCount`` (partial admission) on the one pod template whose minimum is below its
+  count; Kueue allows it on one podSet only, so with several elastic templates none gets it
+  (noted). At most 18 podSets.
   A gang's topology level becomes each of its podSets' ``topologyRequest``.
 * ``queueName``: the plan's queue, else the workload's ``kueue.x-k8s.io/queue-name`` label.
 * ``priorityClassRef`` + ``priority`` for the plan's PriorityClass when its value is known (the
@@ -25,6 +26,7 @@ from workload_map.kube.schedulers import (
     KUEUE_JOB_UID_LABEL,
     KUEUE_MAX_POD_SETS,
     KUEUE_QUEUE_LABEL,
+    POD_SPEC_FIELDS,
 )
 from workload_map.resolve.gang_plan import GangMember, GangPlan, object_name
 from workload_map.resolve.gangs import GangError
@@ -47,7 +49,7 @@ class KueueLimitError(GangError):
     """The workload does not fit a Kueue Workload."""
 
 
-def _template(m: GangMember) -> dict[str, Any] | None:
+def _template(m: GangMember, notes: list[str]) -> dict[str, Any] | None:
     tpl = m.pod_template
     if tpl is None:
         return None
@@ -58,7 +60,11 @@ def _template(m: GangMember) -> dict[str, Any] | None:
         if kept:
             out["metadata"] = kept
     spec = tpl.get("spec")
-    out["spec"] = dict(spec) if isinstance(spec, Mapping) else {}
+    spec = spec if isinstance(spec, Mapping) else {}
+    dropped = sorted(k for k in spec if k not in POD_SPEC_FIELDS)
+    if dropped:
+        notes.append(f"{m.task}: {', '.join(dropped)} are not pod spec fields, left out of its podSet")
+    out["spec"] = {k: v for k, v in spec.items() if k in POD_SPEC_FIELDS}
     return out
 
 
@@ -105,7 +111,7 @@ def render(plan: GangPlan, options: RenderOptions) -> Rendered:
         )
     pod_sets: list[dict[str, Any]] = []
     for m in members:
-        ps: dict[str, Any] = {"name": m.task, "count": m.desired_pods, "template": _template(m)}
+        ps: dict[str, Any] = {"name": m.task, "count": m.desired_pods, "template": _template(m, notes)}
         if len(elastic) == 1 and m is elastic[0]:
             ps["minCount"] = m.min_pods
         topo = _topology_request(plan, m)
