@@ -6,7 +6,8 @@
   (the CRD's default, written out);
 * ``priorityClassName``: the plan's;
 * ``minTaskMember``: each member's required pods, when the definition declares subgroups and
-  every one of them is required (Volcano has no "k of n" for tasks);
+  every one of them is required (Volcano has no "k of n" for tasks), and the gang does not
+  repeat per replica (then ``subGroupPolicy``: Volcano advises against using both);
 * ``subGroupPolicy``: for a gang repeated per replica, one entry whose ``matchLabelKeys`` is the
   controller's replica label, ``subGroupSize`` the replica's pods, at least one replica;
 * ``networkTopology``: the workload's ``volcano.sh/network-topology-mode`` and
@@ -90,7 +91,12 @@ def _pod_group(plan: GangPlan, gang: Gang, notes: list[str]) -> dict[str, Any]:
         spec["minResources"] = res
     if plan.policy.priority_class_name:
         spec["priorityClassName"] = plan.policy.priority_class_name
-    if gang.declared_sub_groups and gang.min_sub_group is None and len(gang.members) > 1:
+    if (
+        gang.declared_sub_groups
+        and gang.min_sub_group is None
+        and gang.replica_split is None  # subGroupPolicy then; Volcano advises against both
+        and len(gang.members) > 1
+    ):
         spec["minTaskMember"] = {m.task: n for m, n in zip(gang.members, gang.required, strict=True) if n}
     split = gang.replica_split
     if split is not None:
