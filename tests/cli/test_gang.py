@@ -296,3 +296,20 @@ def test_live_warns_once_per_missing_crd_and_about_foreign_owners(
         "Job/someone-else" in err
     )
     del js
+
+
+@pytest.mark.parametrize(
+    ("words", "want"),
+    [
+        (["group", "--scheduler", "vo"], ["volcano"]),
+        (["gang", "--scheduler", ""], ["kai", "volcano", "coscheduling", "workload-api", "kueue"]),
+        (["gang", "--scheduler", "w"], ["workload-api"]),
+        (["gang", "--disruption-mode", ""], ["single", "all"]),
+        (["ga"], ["gang"]),
+    ],
+)
+def test_completion_offers_the_new_commands_and_flag_values(words: list[str], want: list[str]) -> None:
+    from workload_map.cli.kubectl_complete import completions
+
+    lines, _ = completions(words)
+    assert [ln.split("\t", 1)[0] for ln in lines] == want
