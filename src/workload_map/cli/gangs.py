@@ -157,11 +157,14 @@ def live_conflicts(session: Session, answer: GangAnswer) -> list[str]:
     return warnings
 
 
-def emit(answer: GangAnswer, fmt: str, objects_only: bool) -> None:
+def emit(answer: GangAnswer, fmt: str, objects_only: bool, warn: Callable[[str], None]) -> None:
+    """Print the answer; with ``--objects-only`` its notes become warnings (the List has no room)."""
     from workload_map.views.machine import dump
 
     rendered, plan = answer.rendered, answer.plan
     if objects_only:
+        for note in (*plan.notes, *rendered.notes):
+            warn(note)
         doc = {"apiVersion": "v1", "kind": "List", "items": rendered.to_dict(plan)["objects"]}
         click.echo(dump(doc, "json" if fmt == "json" else "yaml"), nl=False)
         return

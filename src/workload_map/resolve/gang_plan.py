@@ -47,7 +47,7 @@ from workload_map.kube.objects import annotations_of, labels_of, name_of, namesp
 from workload_map.model.definition import Topology
 from workload_map.resolve.compiled import CompiledDefinition, Definition, as_compiled
 from workload_map.resolve.gang_expressions import GangPolicy, evaluate_gang_policy, evaluate_gang_sizes
-from workload_map.resolve.gangs import GangError, StructureSummary, owner_topology, subtree_scale
+from workload_map.resolve.gangs import GangError, StructureSummary, divided, owner_topology, subtree_scale
 from workload_map.resolve.resolver import resolve
 from workload_map.resolve.resources import EMPTY_TOTALS, ResourceTotals, sum_totals
 from workload_map.resolve.types import Instance, Workload
@@ -426,21 +426,8 @@ def _trim(members: Sequence[GangMember], min_member: int, per_replica: int) -> t
 def _resources(members: Sequence[GangMember], required: Sequence[int], per_replica: int) -> ResourceTotals:
     total = sum_totals(m.pod_requests.times(n) for m, n in zip(members, required, strict=True) if n)
     if per_replica > 1 and total is not EMPTY_TOTALS:
-        return _per(total, per_replica)
+        return divided(total, per_replica)
     return total
-
-
-def _per(res: ResourceTotals, n: int) -> ResourceTotals:
-    def part(v: int) -> int:
-        return -(-v // n)
-
-    return ResourceTotals(
-        cpu_millis=part(res.cpu_millis),
-        memory_bytes=part(res.memory_bytes),
-        gpus=part(res.gpus),
-        extended=MappingProxyType({k: part(v) for k, v in res.extended.items()}),
-        claims=MappingProxyType({k: part(v) for k, v in res.claims.items()}),
-    )
 
 
 def _smallest(sizes: Sequence[int], k: int) -> int:

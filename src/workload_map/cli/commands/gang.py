@@ -109,7 +109,7 @@ def command(
 
             for warning in live_conflicts(session, answer):
                 state.warn(warning)
-        emit(answer, fmt, objects_only)
+        emit(answer, fmt, objects_only, state.warn)
     finally:
         session.close()
 
@@ -156,19 +156,7 @@ def _from_file(
 
 def _live(session: Session, token: str, name: str) -> tuple[Any, Mapping[str, Any], Any]:
     from workload_map.cli.gangs import live_priority_values
-    from workload_map.errors import ForbiddenError, NotFoundError
+    from workload_map.cli.live import read_workload
 
-    rt = session.resolve_type(token)
-    res = rt.resource
-    if res is None:
-        raise WorkloadNotFoundError(f"{rt.kind} is not installed in this cluster")
-    namespace = session.namespace()
-    client = session.client()
-    try:
-        obj = client.get(res.path(namespace, name))
-    except NotFoundError as exc:
-        where = f" in namespace {namespace}" if res.namespaced else ""
-        raise WorkloadNotFoundError(f'{rt.kind} "{name}" not found{where}') from exc
-    except ForbiddenError as exc:
-        raise CommandError(f"not allowed to read {rt.kind}: {exc}") from exc
-    return rt.entry, obj, live_priority_values(client)
+    rt, obj = read_workload(session, token, name)
+    return rt.entry, obj, live_priority_values(session.client())

@@ -35,6 +35,7 @@ from workload_map.resolve.kai_podgroup import (
     PRIORITY_LABEL,
     preemptibility_of,
     queue_of,
+    topology_constraint,
 )
 from workload_map.resolve.schedulers._common import (
     Rendered,
@@ -53,18 +54,6 @@ SCHEDULER_NAME = KAI_SCHEDULER_NAME
 
 def _owner(plan: GangPlan) -> dict[str, Any]:
     return {"metadata": {"labels": dict(plan.labels)}}
-
-
-def _topology(gang: Gang) -> dict[str, str] | None:
-    t = gang.topology
-    if t is None:
-        return None
-    out = {
-        "topology": t.topology_name,
-        "requiredTopologyLevel": t.required_topology_level,
-        "preferredTopologyLevel": t.preferred_topology_level,
-    }
-    return {k: v for k, v in out.items() if v} or None
 
 
 def _sub_groups(gang: Gang) -> list[dict[str, Any]]:
@@ -111,7 +100,7 @@ def _pod_group(plan: GangPlan, gang: Gang) -> dict[str, Any]:
         spec["minMember"] = gang.min_member
     if subgrouped:
         spec["subGroups"] = _sub_groups(gang)
-    topo = _topology(gang)
+    topo = topology_constraint(gang.topology)
     if topo:
         spec["topologyConstraint"] = topo
     return {
