@@ -177,6 +177,11 @@ def test_a_conflicting_owner_in_the_file_is_warned_about(tmp_path: Path) -> None
         (("gang", "jobset/missing"), 3, 'JobSet "missing" not found'),
         (("gang", "nosuchtype/x"), 4, 'no Karta definition covers "nosuchtype"'),
         (("gang", "jobset/leader-workers", "--schedule-timeout", "-1"), 2, "whole number of seconds"),
+        (
+            ("gang", "jobset/leader-workers", "--queue", "Bad Q"),
+            2,
+            "'Bad Q' is not a DNS-1123 subdomain",
+        ),
         (("group", "leader-workers-workers-1-0-abcde", "--scheduler", "nope"), 2, "'nope' is not one of"),
     ],
 )

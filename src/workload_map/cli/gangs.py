@@ -24,6 +24,18 @@ SCHEDULER_HELP = (
 )
 
 
+def _name(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    from workload_map.errors import WorkloadMapError
+    from workload_map.resolve.gang_expressions import check_name
+
+    try:
+        return check_name(value, "name")
+    except WorkloadMapError:
+        raise click.BadParameter(
+            f"{value!r} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')"
+        ) from None
+
+
 def _positive(_ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
     if value is not None and not 0 <= value <= 2**31 - 1:
         raise click.BadParameter("must be a whole number of seconds from 0 to 2147483647")
@@ -46,9 +58,14 @@ def policy_options(f: F) -> F:
     for decorator in reversed(
         [
             click.option(
-                "--queue", metavar="NAME", help="The gang's queue (Volcano queue, Kueue LocalQueue)."
+                "--queue",
+                metavar="NAME",
+                callback=_name,
+                help="The gang's queue (Volcano queue, Kueue LocalQueue).",
             ),
-            click.option("--priority-class", metavar="NAME", help="The gang's PriorityClass."),
+            click.option(
+                "--priority-class", metavar="NAME", callback=_name, help="The gang's PriorityClass."
+            ),
             click.option(
                 "--schedule-timeout",
                 type=int,

@@ -227,6 +227,12 @@ _MAX_RESOURCE_NAMES = 64
 _RESOURCE_NAME = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 
 
+def check_name(value: Any, where: str) -> str | None:
+    """``value`` as a queue or PriorityClass name (a DNS-1123 subdomain; ``None`` or empty:
+    unset); anything else is a :class:`GangResultError` naming ``where``."""
+    return _name_value(value, where)
+
+
 def _name_value(value: Any, where: str) -> str | None:
     """A DNS-1123 subdomain (queue and PriorityClass names), or ``None``."""
     if value is None or value == "":
@@ -286,6 +292,7 @@ __all__ = [
     "GangResultError",
     "GangSizes",
     "SubGroupSpec",
+    "check_name",
     "evaluate_gang_expressions",
     "evaluate_gang_policy",
     "evaluate_gang_sizes",
