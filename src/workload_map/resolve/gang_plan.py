@@ -42,7 +42,6 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
-from workload_map.errors import WorkloadMapError
 from workload_map.kube.objects import annotations_of, labels_of, name_of, namespace_of, uid_of
 from workload_map.model.definition import Topology
 from workload_map.resolve.compiled import CompiledDefinition, Definition, as_compiled
@@ -469,10 +468,7 @@ def plan_gangs(
         raise GangError("the workload must be a JSON object")
     cd = as_compiled(definition)
     options = options or PlanOptions()
-    try:
-        w = resolve(cd, obj)
-    except WorkloadMapError:
-        raise
+    w = resolve(cd, obj)
     s = StructureSummary.of(cd)
     gs = cd.karta.spec.optimization_instructions.gang_scheduling
     notes: list[str] = []
