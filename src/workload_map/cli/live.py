@@ -13,7 +13,7 @@ from workload_map.cli.errors import CommandError, NoDefinitionError
 from workload_map.kube.objects import controller_ref, gvk_text, split_api_version
 
 if TYPE_CHECKING:
-    from workload_map.cli.common import Session
+    from workload_map.cli.common import ResolvedType, Session
     from workload_map.definitions_source import DefinitionEntry, DefinitionSet
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "read_documents",
     "read_manifest",
     "read_objects",
+    "read_workload",
 ]
 
 
@@ -120,6 +121,27 @@ def entry_for_manifest(defs: DefinitionSet, obj: Mapping[str, Any]) -> Definitio
     raise NoDefinitionError(
         f"no Karta definition covers this workload type: {gvk_text(group, version, kind)}"
     )
+
+
+def read_workload(session: Session, token: str, name: str) -> tuple[ResolvedType, dict[str, Any]]:
+    """The live workload ``TYPE NAME`` (in the session's namespace when the type is namespaced):
+    its resolved type and the object. Not installed or not found: exit 3; forbidden: exit 1."""
+    from workload_map.cli.errors import WorkloadNotFoundError
+    from workload_map.errors import ForbiddenError, NotFoundError
+
+    rt = session.resolve_type(token)
+    res = rt.resource
+    if res is None:
+        raise WorkloadNotFoundError(f"{rt.kind} is not installed in this cluster")
+    namespace = session.namespace() if res.namespaced else None
+    try:
+        obj = session.client().get(res.path(namespace, name))
+    except NotFoundError as exc:
+        where = f" in namespace {namespace}" if namespace else ""
+        raise WorkloadNotFoundError(f'{rt.kind} "{name}" not found{where}') from exc
+    except ForbiddenError as exc:
+        raise CommandError(f"not allowed to read {rt.kind}: {exc}") from exc
+    return rt, obj
 
 
 def manifest_entry(session: Session, obj: Mapping[str, Any], fmt: str) -> DefinitionEntry:

@@ -44,7 +44,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "workload_map.cli.commands.describe",
         "Show one workload as a tree of components and pods (or a manifest with -f).",
     ),
-    "group": ("workload_map.cli.commands.group", "Show the PodGroup KAI Scheduler creates for a pod."),
+    "group": (
+        "workload_map.cli.commands.group",
+        "Show the gang object a pod joins (KAI's PodGroup by default).",
+    ),
+    "gang": ("workload_map.cli.commands.gang", "Show every gang object of a workload for a scheduler."),
     "requirements": (
         "workload_map.cli.commands.requirements",
         "Placement needs of a manifest; --fit checks kube contexts.",

@@ -120,3 +120,37 @@ def to_millis(nanos: int) -> int:
 def to_units(nanos: int) -> int:
     """Nano-units to whole units, rounded up (``Quantity.Value``)."""
     return _ceil_div(nanos, NANO)
+
+
+# --- quantities as text (what `kubectl get` prints and what objects carry) ------------------------
+
+_BINARY_UNITS = (
+    ("Ei", 1 << 60),
+    ("Pi", 1 << 50),
+    ("Ti", 1 << 40),
+    ("Gi", 1 << 30),
+    ("Mi", 1 << 20),
+    ("Ki", 1 << 10),
+)
+_DECIMAL_UNITS = (("E", 10**18), ("P", 10**15), ("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3))
+
+
+def cpu_text(millis: int) -> str:
+    """Millicores as a Kubernetes quantity: ``4``, ``500m``, ``0``."""
+    if millis % 1000 == 0:
+        return str(millis // 1000)
+    return f"{millis}m"
+
+
+def memory_text(value: int) -> str:
+    """Bytes (or any whole units) as a Kubernetes quantity: binary units when exact (``16Gi``),
+    else decimal when exact (``70M``), else plain."""
+    if value == 0:
+        return "0"
+    for suffix, unit in _BINARY_UNITS:
+        if value % unit == 0:
+            return f"{value // unit}{suffix}"
+    for suffix, unit in _DECIMAL_UNITS:
+        if value % unit == 0:
+            return f"{value // unit}{suffix}"
+    return str(value)

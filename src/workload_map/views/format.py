@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
+from workload_map.resolve.quantity import cpu_text, memory_text
+
 __all__ = ["age", "columns", "cpu_text", "memory_text", "parse_time"]
 
 
@@ -56,38 +58,6 @@ def age(created: str | None, now: datetime | None = None) -> str:
         d = days % 365
         return f"{years}y{d}d" if d else f"{years}y"
     return f"{years}y"
-
-
-def cpu_text(millis: int) -> str:
-    """Millicores as a Kubernetes quantity: ``4``, ``500m``, ``0``."""
-    if millis % 1000 == 0:
-        return str(millis // 1000)
-    return f"{millis}m"
-
-
-_BINARY = (
-    ("Ei", 1 << 60),
-    ("Pi", 1 << 50),
-    ("Ti", 1 << 40),
-    ("Gi", 1 << 30),
-    ("Mi", 1 << 20),
-    ("Ki", 1 << 10),
-)
-_DECIMAL = (("E", 10**18), ("P", 10**15), ("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3))
-
-
-def memory_text(value: int) -> str:
-    """Bytes as a Kubernetes quantity: binary units when exact (``16Gi``), else decimal when exact
-    (``70M``), else plain bytes."""
-    if value == 0:
-        return "0"
-    for suffix, unit in _BINARY:
-        if value % unit == 0:
-            return f"{value // unit}{suffix}"
-    for suffix, unit in _DECIMAL:
-        if value % unit == 0:
-            return f"{value // unit}{suffix}"
-    return str(value)
 
 
 def columns(rows: Sequence[Sequence[str]], pads: Sequence[int] | int = 3) -> list[str]:
