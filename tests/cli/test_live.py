@@ -410,7 +410,10 @@ def test_watch_sees_status_change(
             if line.startswith("w "):
                 break
         kube.set_status(js, RUNNING_JOBSET_STATUS)
-        rest, err = proc.communicate(timeout=60)
+        # Read through the same buffered file: communicate() would skip what it already buffered.
+        proc.wait(timeout=60)
+        assert proc.stderr is not None
+        rest, err = proc.stdout.read(), proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()
