@@ -26,6 +26,7 @@ class CodeInfo:
 # KARTA0xx: upstream validator rules (spec 2.10), exact upstream message text.
 # KARTA1xx: loader (shape, types, unknown fields, documents that are not definitions).
 # KARTA2xx: our extra semantic checks.
+# KARTA3xx: limits (the compile budget, the findings cap).
 CODES: dict[str, CodeInfo] = {
     "KARTA001": CodeInfo(ERROR, "karta is nil", True),
     "KARTA002": CodeInfo(ERROR, "component name is not unique (stops validation)", True),
@@ -74,6 +75,8 @@ CODES: dict[str, CodeInfo] = {
     "KARTA221": CodeInfo(ERROR, "duplicate entry in a keyed list or set"),
     "KARTA222": CodeInfo(ERROR, "topology with empty fields"),
     "KARTA223": CodeInfo(WARNING, "empty jq expression (ignored)"),
+    "KARTA301": CodeInfo(ERROR, "the file's expressions exceed the compile budget; some were not checked"),
+    "KARTA302": CodeInfo(WARNING, "more findings than are reported (error when an error was left out)"),
 }
 
 
