@@ -236,6 +236,17 @@ def legacy_definition() -> str:
     return "legacy optimization.nvidia.com/v1alpha1 ResourceInterface read as run.ai/v1alpha1 Karta"
 
 
+#: kubectl's words for a --validate value it does not know.
+def invalid_validate_option(value: str) -> str:
+    return f'invalid - validate option "{value}"; must be one of: strict (or true), warn, ignore (or false)'
+
+
+FIELD_VALIDATION_HINT = (
+    "unknown fields and repeated keys are errors (--validate=strict, the default); "
+    "--validate=warn reports them as warnings, --validate=ignore drops them"
+)
+
+
 def more_field_findings(hidden: int, what: str) -> str:
     return f"{hidden:,} more {what} not listed"
 

@@ -26,6 +26,7 @@ from workload_map.cli import exit_codes
 from workload_map.cli.common import connection_options, output_option
 
 if TYPE_CHECKING:
+    from workload_map.model.loader import FieldValidation
     from workload_map.quarantine import Quarantine
 
 #: A one-shot command never retries a quarantined definition.
@@ -85,6 +86,9 @@ class State:
     definitions: list[str] = field(default_factory=list)
     #: ``-o`` as given (``None``: config file, environment or ``table`` decide).
     output: str | None = None
+    #: ``--validate``: how unknown fields and repeated keys of definition files are reported
+    #: (``strict`` errors, ``warn`` warnings, ``ignore`` dropped), as kubectl's flag.
+    field_validation: FieldValidation = "strict"
 
     #: Definitions that exceeded the expression limits too often in this run (see quarantine()).
     _quarantine: Any = None
@@ -223,9 +227,16 @@ def _flush_warnings(state: State, failure: BaseException | None = None) -> None:
     state.warnings.clear()
 
 
+def _bare_validate(args: list[str]) -> list[str]:
+    """``--validate`` without a value means ``--validate=strict`` and never takes the next argument
+    (kubectl's flag has a no-option default); click would take it, so it is spelled out here."""
+    end = args.index("--") if "--" in args else len(args)
+    return [("--validate=strict" if a == "--validate" and i < end else a) for i, a in enumerate(args)]
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     """Run ``wmap`` with ``argv`` and return the exit code (``main`` exits with it)."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = _bare_validate(list(sys.argv[1:] if argv is None else argv))
     # Installed as a kubectl plugin, usage lines read "kubectl wmap ...".
     prog = "kubectl wmap" if argv is None and os.path.basename(sys.argv[0]).startswith("kubectl-") else PROG
     state = State(debug="--debug" in args or os.environ.get("WMAP_DEBUG", "") not in ("", "0"))

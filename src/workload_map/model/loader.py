@@ -107,6 +107,14 @@ FieldValidation = Literal["strict", "warn", "ignore"]
 FIELD_VALIDATIONS: tuple[FieldValidation, ...] = ("strict", "warn", "ignore")
 
 
+def field_validation_mode(value: str) -> FieldValidation:
+    """``value`` as a FieldValidation (ValueError for anything else)."""
+    for mode in FIELD_VALIDATIONS:
+        if value == mode:
+            return mode
+    raise ValueError(f"field validation must be one of {', '.join(FIELD_VALIDATIONS)}, not {value!r}")
+
+
 @dataclass(frozen=True)
 class _Options:
     field_validation: FieldValidation = "strict"
@@ -121,6 +129,7 @@ __all__ = [
     "LoadedDefinition",
     "RejectedDocument",
     "dump_definition",
+    "field_validation_mode",
     "load_definition",
     "load_definitions",
     "load_definitions_text",
@@ -192,9 +201,7 @@ class LoadResult:
 def _options(
     strict: bool | None, field_validation: FieldValidation | None, compile_seconds: float | None
 ) -> _Options:
-    mode: FieldValidation = field_validation or ("warn" if strict is False else "strict")
-    if mode not in FIELD_VALIDATIONS:
-        raise ValueError(f"field_validation must be one of {', '.join(FIELD_VALIDATIONS)}, not {mode!r}")
+    mode = field_validation_mode(field_validation or ("warn" if strict is False else "strict"))
     return _Options(mode, FILE_COMPILE_SECONDS if compile_seconds is None else compile_seconds)
 
 

@@ -122,6 +122,7 @@ def command(
         watch_timeout=watch_timeout,
         shard=sharding,
         generic_types=words,
+        field_validation=state.field_validation,
     )
     try:
         server = MetricsServer(exporter, host, port)

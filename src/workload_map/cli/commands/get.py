@@ -216,15 +216,15 @@ MAX_FORMAT_FILE = 64 * 1024
 
 
 def _format_file(arg: str) -> str:
-    """The text of a ``*-file=`` format argument (usage error naming the file)."""
+    """The text of a ``*-file=`` format argument (usage error naming the file); the shared bounded
+    reader refuses special files (a FIFO, /dev/zero) and anything over MAX_FORMAT_FILE."""
+    from workload_map.errors import DefinitionError
+    from workload_map.model.inputs import read_text
+
     try:
-        with open(arg, encoding="utf-8") as fh:
-            text = fh.read(MAX_FORMAT_FILE + 1)  # bounded however the file claims its size (/dev/zero)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise click.UsageError(f"{arg}: {exc}") from None
-    if len(text) > MAX_FORMAT_FILE:
-        raise click.UsageError(f"{arg}: larger than {MAX_FORMAT_FILE // 1024} KiB")
-    return text
+        return read_text(arg, limit=MAX_FORMAT_FILE)
+    except DefinitionError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _jsonpath(fmt: str) -> Template:

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from workload_map.cli import exit_codes
-from workload_map.cli.common import Session
+from workload_map.cli.common import Session, validate_option
 from workload_map.cli.errors import CommandError
 from workload_map.cli.live import read_objects
 from workload_map.cli.main import get_state
@@ -70,6 +70,7 @@ def _cluster_schemas(session: Session, gvks: list[tuple[str, str, str]]) -> Any:
 @click.option("--context", "kube_context", default=None, help="The kubeconfig context (with --cluster).")
 @click.option("--object", "objects", multiple=True, metavar="FILE", help="Also check a workload manifest.")
 @click.option("--strict", is_flag=True, help="Fail on warnings too.")
+@validate_option
 @click.option("-o", "--output", "output", type=click.Choice(["text", "json", "yaml"]), default=None)
 def command(
     definition: str | None,
@@ -116,7 +117,7 @@ def command(
 
     loaded = []
     if definition is not None:
-        result = load_definitions(definition)
+        result = load_definitions(definition, field_validation=state.field_validation)
         problems = [f.format() for f in result.errors] + [
             f.format() for r in result.rejected for f in r.findings
         ]
