@@ -213,7 +213,11 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _err(text: str) -> None:
-    click.echo(text, err=True)
+    """One message on stderr; names and messages in it may come from a cluster or a definition,
+    so its control characters are escaped (line breaks kept: usage texts span lines)."""
+    from workload_map.cli.terminal import echo
+
+    echo(text, err=True)
 
 
 def _flush_warnings(state: State, failure: BaseException | None = None) -> None:

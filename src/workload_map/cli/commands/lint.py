@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from workload_map.cli import exit_codes
+from workload_map.cli import exit_codes, terminal
 from workload_map.cli.common import Session, validate_option
 from workload_map.cli.errors import CommandError
 from workload_map.cli.live import read_objects
@@ -167,7 +167,7 @@ def command(
     warnings = [f for f in findings if not f.is_error]
     if fmt == "text":
         for f in findings:
-            click.echo(f.format())
+            terminal.echo(f.format())
         if not findings:
             click.echo(f"OK: {len(loaded)} definition(s), {len(manifests)} object(s), no findings")
     else:

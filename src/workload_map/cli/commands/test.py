@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from workload_map.cli import exit_codes
+from workload_map.cli import exit_codes, terminal
 from workload_map.cli.common import (
     connection_options,
     definition_for_word,
@@ -115,11 +115,11 @@ def command(definition: str, cases: tuple[str, ...], rule: str) -> None:
         click.echo(dump(doc, fmt), nl=False)
     else:
         for r in results:
-            click.echo(f"{'PASS' if r.passed else 'FAIL'}  {r.name}")
+            terminal.echo(f"{'PASS' if r.passed else 'FAIL'}  {r.name}")
             for d in r.differences:
-                click.echo(f"      {d.text()}")
+                terminal.echo(f"      {d.text()}")
         checks = sum(r.checks for r in results)
-        click.echo(f"{label}: {len(results)} cases, {len(failed)} failed ({checks} checks)")
+        terminal.echo(f"{label}: {len(results)} cases, {len(failed)} failed ({checks} checks)")
     if failed:
         raise click.exceptions.Exit(exit_codes.ERROR)
 

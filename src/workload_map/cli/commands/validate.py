@@ -15,7 +15,7 @@ from __future__ import annotations
 import click
 
 from workload_map import messages
-from workload_map.cli import exit_codes
+from workload_map.cli import exit_codes, terminal
 from workload_map.cli.common import validate_option
 from workload_map.cli.errors import CommandError
 from workload_map.cli.main import PROG, get_state
@@ -99,11 +99,11 @@ def command(source: str, strict: bool, quiet: bool, output: str | None) -> None:
             state.warnings.extend(_warning_text(f) for f in findings if f.severity != ERROR)
         if not errors and isinstance(entry, LoadedDefinition):
             if not quiet:
-                click.echo(messages.validate_ok(name, _gvk(entry)))
+                terminal.echo(messages.validate_ok(name, _gvk(entry)))
             continue
-        click.echo(messages.validate_invalid(name))
+        terminal.echo(messages.validate_invalid(name))
         for f in errors:
-            click.echo(f"  {f.format()}")
+            terminal.echo(f"  {f.format()}")
         failures.append(messages.findings_in(len(errors), name))
 
     if failures and mode == "strict" and any(f.code in ("KARTA101", "KARTA107") for f in result.findings):
