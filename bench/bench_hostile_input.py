@@ -91,9 +91,11 @@ def prepare(work: Path, scale: float) -> None:
     (work / "duplicates.yaml").write_text(h.duplicate_keys_yaml(n(100_000)))
     h.make_fifo(work / "fifo.yaml")
     h.directory_of_files(work / "many", n(100_000))
-    (work / "containers.json").write_text(json.dumps(h.jobset_with_containers(n(250_000))))
+    compact = {"separators": (",", ":")}
+    (work / "containers.json").write_text(json.dumps(h.jobset_with_containers(n(250_000)), **compact))
     (work / "quantity.json").write_text(json.dumps(h.huge_quantity_jobset(5000)))
-    (work / "cycle-94k.json").write_text(json.dumps(h.ownerref_cycle_of_size(int(94 * 1024 * scale))))
+    cycle = h.ownerref_cycle_of_size(int(94 * 1024 * scale), components=n(1000))
+    (work / "cycle-94k.json").write_text(json.dumps(cycle, **compact))
     typo = h.karta("typo", {"structureDefinition": {"rootComponent": h._root()}})
     mappings = typo["spec"]["structureDefinition"]["rootComponent"]["statusDefinition"]["statusMappings"]
     mappings["runing"] = mappings.pop("running")

@@ -54,10 +54,11 @@ def ownerref_cycle(components: int = 1000, name_width: int = 5) -> dict[str, Any
     return karta("cycle", {"structureDefinition": {"rootComponent": _root(), "childComponents": children}})
 
 
-def ownerref_cycle_of_size(target_bytes: int = 94 * 1024) -> dict[str, Any]:
-    """The cycle grown until its compact JSON is about ``target_bytes`` (the issue's 94 KB request)."""
-    per_component = len(json.dumps({"name": "c00000", "ownerRef": "c00001"})) + 1
-    return ownerref_cycle(max(2, target_bytes // per_component), name_width=5)
+def ownerref_cycle_of_size(target_bytes: int = 94 * 1024, components: int = 1000) -> dict[str, Any]:
+    """The 1,000-component ring with names long enough that its compact JSON is about
+    ``target_bytes`` (the issue's 94 KB request)."""
+    width = max(5, (target_bytes // components - len('{"name":"c","ownerRef":"c"},')) // 2)
+    return ownerref_cycle(components, name_width=width)
 
 
 def many_expressions(count: int = 4000) -> dict[str, Any]:
@@ -65,7 +66,7 @@ def many_expressions(count: int = 4000) -> dict[str, Any]:
     matchers = [
         {
             "byExpression": {
-                "expression": f'[.status.items{i}[]? | select(.ready == {i}) | .name] | length > {i % 7}',
+                "expression": f"[.status.items{i}[]? | select(.ready == {i}) | .name] | length > {i % 7}",
                 "expectedResult": "true",
             }
         }
@@ -124,9 +125,12 @@ def make_socket(path: Path) -> tuple[Path, socket.socket]:
     return path, sock
 
 
-def jobset_with_containers(count: int = 250_000, cpu: str = "1") -> dict[str, Any]:
+def jobset_with_containers(count: int = 250_000, cpu: str | None = None) -> dict[str, Any]:
     """A JobSet whose one pod template holds ``count`` containers (the issue's plain-JSON file)."""
-    containers = [{"name": f"c{i}", "image": "i", "resources": {"requests": {"cpu": cpu}}} for i in range(count)]
+    containers: list[dict[str, Any]] = [{"name": f"c{i}", "image": "i"} for i in range(count)]
+    if cpu is not None:
+        for c in containers:
+            c["resources"] = {"requests": {"cpu": cpu}}
     return {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",
@@ -158,4 +162,6 @@ def hostile_name_definition(text: str = HOSTILE_TEXT) -> dict[str, Any]:
         "kind": {"group": "", "version": "v1", "kind": "Pod"},
         "specDefinition": {"podSpecPath": ".spec"},
     }
-    return karta(f"gizmos{text}", {"structureDefinition": {"rootComponent": root, "childComponents": [child]}})
+    return karta(
+        f"gizmos{text}", {"structureDefinition": {"rootComponent": root, "childComponents": [child]}}
+    )
