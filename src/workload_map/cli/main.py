@@ -296,4 +296,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # ``python -m workload_map.cli.main``: run the module as imported, not this ``__main__`` copy,
+    # whose State class the commands (which import workload_map.cli.main) would not find.
+    from workload_map.cli import main as imported
+
+    imported.main()
