@@ -100,12 +100,15 @@ def is_directory(path: str | Path) -> bool:
 def read_bytes(
     source: str | Path,
     *,
-    limit: int = MAX_FILE_BYTES,
+    limit: int | None = None,
     label: str | None = None,
     budget: ByteBudget | None = None,
 ) -> bytes:
-    """The bytes of a regular file, or of stdin for ``"-"``: at most ``limit`` of them, else an
-    InputError. Special files are refused by type before they are opened."""
+    """The bytes of a regular file, or of stdin for ``"-"``: at most ``limit`` of them
+    (:data:`MAX_FILE_BYTES` by default), else an InputError. Special files are refused by type
+    before they are opened."""
+    if limit is None:
+        limit = MAX_FILE_BYTES
     if str(source) == "-":
         return _read_stdin(limit, label or STDIN, budget)
     name = label or str(source)
@@ -169,7 +172,7 @@ def decode_text(raw: bytes | str, label: str) -> str:
 def read_text(
     source: str | Path,
     *,
-    limit: int = MAX_FILE_BYTES,
+    limit: int | None = None,
     label: str | None = None,
     budget: ByteBudget | None = None,
 ) -> str:

@@ -233,8 +233,10 @@ def load_definitions(
         return _load_text(source, name or "<string>", opts)
     path = Path(source)
     if inputs.is_directory(path):
-        budget = inputs.ByteBudget(str(path))
-        files = inputs.list_files(path, DEFINITION_SUFFIXES, what="definition files")
+        budget = inputs.ByteBudget(str(path), inputs.MAX_TOTAL_BYTES)
+        files = inputs.list_files(
+            path, DEFINITION_SUFFIXES, limit=inputs.MAX_DIRECTORY_FILES, what="definition files"
+        )
         return _merge([_load_file(p, opts, budget=budget) for p in files])
     return _load_file(path, opts, name=name)
 
