@@ -61,7 +61,7 @@ from workload_map.model.definition import (
     LEGACY_KIND,
     Karta,
 )
-from workload_map.model.findings import ERROR, Finding, Severity, make
+from workload_map.model.findings import ERROR, WARNING, Finding, Severity, make
 from workload_map.model.locations import PathPart, SourceMap, format_path
 
 try:  # libyaml when available (it is in the wheels we depend on); pure Python otherwise.
@@ -671,8 +671,8 @@ def _describe_doc(c: _Candidate) -> str:
     return f"{doc} (line {pos.line})" if pos else doc
 
 
-def _field_severity(opts: _Options) -> Severity | None:
-    return ERROR if opts.field_validation == "strict" else None
+def _field_severity(opts: _Options) -> Severity:
+    return ERROR if opts.field_validation == "strict" else WARNING
 
 
 def _duplicate_findings(
