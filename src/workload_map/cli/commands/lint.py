@@ -153,7 +153,7 @@ def command(
     missing: list[str] = []
     for d in loaded:
         try:
-            findings.extend(lint_definition(d.karta, schemas, source_map=d.source_map))
+            findings.extend(lint_definition(d.karta, schemas, source_map=d.source_map, budget=d.budget))
         except NoSchemaError as exc:
             missing.append(f"{d.name}: {exc}")
     for o in manifests:
