@@ -182,10 +182,15 @@ def catalog_entries() -> list[DefinitionEntry]:
 
 
 def _first_error(karta: Karta) -> tuple[int, str] | None:
+    """The errors of a cluster Karta, validated as the admission webhook does: within one object's
+    compile budget (0.5 s of CPU), so a Karta stored without the operator cannot make every
+    command that lists definitions pay more."""
+    from workload_map.model._jq import OBJECT_COMPILE_SECONDS
     from workload_map.model.findings import ERROR
-    from workload_map.model.validator import validate_definition
+    from workload_map.model.validator import CompileBudget, validate_definition
 
-    errors = [f for f in validate_definition(karta) if f.severity == ERROR]
+    budget = CompileBudget(f'Karta "{karta.name}"', OBJECT_COMPILE_SECONDS)
+    errors = [f for f in validate_definition(karta, budget=budget) if f.severity == ERROR]
     if not errors:
         return None
     return len(errors), errors[0].format(location=False)

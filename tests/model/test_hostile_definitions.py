@@ -279,3 +279,17 @@ def test_a_big_json_definition_is_not_composed_for_locations(tmp_path: Path) -> 
     result = load_definitions_text(json.dumps(karta), name="big.json")
     [f] = result.findings
     assert f.code == "KARTA101" and f.location is None  # no YAML composition of 2 MiB of JSON
+
+
+def test_a_cluster_karta_is_validated_within_one_objects_budget() -> None:
+    """A Karta stored without the operator (no webhook) is skipped with a warning once its
+    expressions pass one object's budget, instead of costing every command that lists them."""
+    from workload_map.definitions_source import decode_cluster_items
+
+    entries, warnings = decode_cluster_items([h.many_expressions(3000)])
+    assert entries == []
+    [w] = warnings
+    assert w.message.startswith(
+        'skipping Karta definition "many-expressions": invalid: Karta "many-expressions": '
+    )
+    assert "compiling its expressions took more than 0.5 s of CPU" in w.message
