@@ -76,6 +76,7 @@ ATTACKS = [
     Attack("directory of 100,000 files: --definitions", _cli("--definitions", "{d}/many", "definitions")),
     Attack("250,000 containers in JSON: describe -f", _cli("describe", "-f", "{d}/containers.json")),
     Attack("5,000-digit quantity: describe -f", _cli("describe", "-f", "{d}/quantity.json")),
+    Attack("16 MiB of '- a' YAML lines: describe -f", _cli("describe", "-f", "{d}/lines.yaml")),
     Attack("REST register dryRun, 94 KB cycle", lambda d: ["-c", REST, f"{d}/cycle-94k.json"]),
     Attack("typo 'runing:' in statusMappings: validate", _cli("validate", "{d}/typo.yaml")),
 ]
@@ -94,6 +95,8 @@ def prepare(work: Path, scale: float) -> None:
     compact = {"separators": (",", ":")}
     (work / "containers.json").write_text(json.dumps(h.jobset_with_containers(n(250_000)), **compact))
     (work / "quantity.json").write_text(json.dumps(h.huge_quantity_jobset(5000)))
+    # Within the 16 MiB byte cap, but 4 million YAML nodes for libyaml to compose.
+    (work / "lines.yaml").write_text("- a\n" * int(4 * 1024 * 1024 * scale))
     cycle = h.ownerref_cycle_of_size(int(94 * 1024 * scale), components=n(1000))
     (work / "cycle-94k.json").write_text(json.dumps(cycle, **compact))
     typo = h.karta("typo", {"structureDefinition": {"rootComponent": h._root()}})
@@ -117,7 +120,7 @@ def run_one(src: Path, attack: Attack, work: Path, timeout: float, mem_limit: in
         stderr=open(work / "stderr.txt", "wb"),  # noqa: SIM115
         env=env,
         cwd=work,
-        preexec_fn=limits,  # noqa: PLW1509
+        preexec_fn=limits,
     )
     code = ""
     while True:
@@ -146,7 +149,9 @@ def _cell(o: Outcome | None) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--before", type=Path, help="another source tree (its src/) to run side by side")
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--mem-limit-mb", type=int, default=3072, help="address-space limit per run")
@@ -163,7 +168,9 @@ def main() -> int:
         work = Path(tmp)
         (work / "home").mkdir()
         prepare(work, args.scale)
-        header = f"{'attack':<46} " + " ".join(f"{label + ' (time, peak RSS, exit)':<32}" for label, _ in trees)
+        header = f"{'attack':<46} " + " ".join(
+            f"{label + ' (time, peak RSS, exit)':<32}" for label, _ in trees
+        )
         print(header + ("  time ratio" if len(trees) == 2 else ""))
         for attack in ATTACKS:
             if args.only and args.only not in attack.name:

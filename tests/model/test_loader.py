@@ -428,7 +428,7 @@ def test_alias_bomb_is_refused() -> None:
         refs = ", ".join([f"*a{i - 1}"] * 10)
         lines.append(f"a{i}: &a{i} [{refs}]")
     with pytest.raises(
-        DefinitionError, match="more than 2,000,000 values .counting what its aliases expand to"
+        DefinitionError, match=r"more than 2,000,000 values .counting what its aliases expand to"
     ):
         load_definitions_text("\n".join(lines) + "\n", name="bomb.yaml")
 
