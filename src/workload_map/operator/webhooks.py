@@ -52,11 +52,11 @@ def definition_findings(obj: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     the expressions compiled within one object's budget (0.5 s of CPU).
 
     Unknown fields: the API server prunes every field the Karta CRD's structural schema does not
-    declare before admission (the CRD preserves none), so the webhook never sees them. On
-    Kubernetes 1.25+ kubectl's default ``--validate=strict`` makes the API server refuse them
-    (server-side field validation); an older server stores the object without them, silently
-    (tests/server/test_register_limits.py shows both on v1.20). Read strictly all the same, as
-    every other reader: one that does arrive (a CRD changed to preserve unknown fields) is an error."""
+    declare before admission (the CRD preserves none), so the webhook never sees them: kubectl's
+    default ``--validate=strict`` refuses them first (server-side field validation on 1.25+, its own
+    check of the published schema before), and a client that does not validate gets them pruned
+    silently (tests/server/test_register_limits.py, on v1.20). Read strictly all the same, as every
+    other reader: one that does arrive (a CRD changed to preserve unknown fields) is an error."""
     text = orjson.dumps(dict(obj)).decode()
     name = str((obj.get("metadata") or {}).get("name") or "karta")
     result = load_definitions_text(
