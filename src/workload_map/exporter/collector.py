@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from workload_map.cluster.client import KubeClient
     from workload_map.cluster.kubeconfig import ClusterConfig
     from workload_map.definitions_source import DefinitionEntry
+    from workload_map.model.loader import FieldValidation
     from workload_map.resolve.compiled import CompiledDefinition
 
 __all__ = ["Exporter", "WatchedKind"]
@@ -196,6 +197,7 @@ class Exporter:
         shard: Shard | None = None,
         generic_types: Sequence[str] = (),
         max_series: int = DEFAULT_MAX_SERIES,
+        field_validation: FieldValidation = "strict",
     ) -> None:
         from workload_map.cluster.client import KubeClient
         from workload_map.definitions_source import catalog_entries, local_entries
@@ -215,7 +217,7 @@ class Exporter:
         self._client_factory = client_factory or (lambda: KubeClient(config, connect_tries=1))
         self.client = self._client_factory()
         self._catalog = catalog_entries() if include_catalog else []
-        self._local = local_entries(local_paths)
+        self._local = local_entries(local_paths, field_validation=field_validation)
         self._lock = threading.RLock()
         self.kinds: dict[str, WatchedKind] = {}
         self._pod_informers: list[Informer] = []

@@ -1,10 +1,15 @@
-"""Small formatting helpers shared by the renderers: ages, Kubernetes quantities, tables."""
+"""Small formatting helpers shared by the renderers: ages, Kubernetes quantities, tables.
+
+Table cells hold names, reasons and messages from the cluster and from definitions: :func:`columns`
+escapes their control characters (line breaks included, :func:`workload_map.logs.escape_controls`)
+before measuring them, so no cell can move the cursor or start a line of its own."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
+from workload_map.logs import escape_controls
 from workload_map.resolve.quantity import cpu_text, memory_text
 
 __all__ = ["age", "columns", "cpu_text", "memory_text", "parse_time"]
@@ -63,9 +68,10 @@ def age(created: str | None, now: datetime | None = None) -> str:
 def columns(rows: Sequence[Sequence[str]], pads: Sequence[int] | int = 3) -> list[str]:
     """Left-aligned columns: each cell padded to its column's width plus the column's padding
     (``pads`` per column, or one value for all). The last cell is never padded; trailing spaces
-    are stripped."""
+    are stripped. Control characters in cells are escaped (see the module doc)."""
     if not rows:
         return []
+    rows = [[escape_controls(cell) for cell in r] for r in rows]
     width = max(len(r) for r in rows)
     widths = [0] * width
     for r in rows:

@@ -135,6 +135,7 @@ def command(
         shard=sharding,
         generic_types=words,
         max_series=max_series,
+        field_validation=state.field_validation,
     )
     try:
         server = MetricsServer(exporter, host, port)

@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from workload_map.cli import exit_codes
+from workload_map.cli import exit_codes, terminal
 from workload_map.cli.common import Session, connection_options, output_option, resolve_output
 from workload_map.cli.completion_support import complete_pod
 from workload_map.cli.errors import CommandError, WorkloadNotFoundError
@@ -119,7 +119,7 @@ def command(
 
             click.echo(dump(answer.object, fmt), nl=False)
             return
-        click.echo(_table(answer))
+        terminal.echo(_table(answer))
     finally:
         session.close()
 

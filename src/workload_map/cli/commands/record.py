@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from workload_map.cli import exit_codes
+from workload_map.cli import exit_codes, terminal
 from workload_map.cli.common import Session, connection_options, split_type_name
 from workload_map.cli.completion_support import complete_phase, complete_type_or_name
 from workload_map.cli.errors import CommandError
@@ -175,7 +175,7 @@ def _record(
         if reached:
             doc["result"] = {"succeeded": True, "ended": "until"}
         _write(out, doc)
-        click.echo(f"{len(events)}: {','.join(phases)} (resourceVersion {rv})", err=True)
+        terminal.echo(f"{len(events)}: {','.join(phases)} (resourceVersion {terminal.field(rv)})", err=True)
         return reached or len(events) >= max_events
 
     def finish(how: str) -> None:
