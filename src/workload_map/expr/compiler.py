@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from . import ast as A
@@ -653,20 +654,19 @@ class Gen:
         finally:
             self.depth -= 1
 
-    def shareable(self, k: K, times: int) -> tuple[K, list[str]]:
-        """Use ``k`` ``times`` times: inline when small, else route through a list buffer."""
-        probe = k("_probe")
-        if times <= 1 or len(probe) <= MAX_INLINE_K:
-            return k, []
-        buf = self.fresh("q")
-        return (lambda v: [f"{buf}.append({v})"]), [f"{buf} = []"]
-
-    def flush(self, buf_lines: list[str], k: K) -> list[str]:
-        if not buf_lines:
-            return []
-        buf = buf_lines[0].split(" ")[0]
+    def shareable(self, k: K, times: int) -> tuple[K, list[str], list[str]]:
+        """Use ``k`` ``times`` times: ``(k2, head, tail)``. A small ``k`` is inlined at every use
+        (head and tail empty); a longer one is generated once, in ``tail``, looping over the list
+        buffer that ``head`` creates and ``k2`` appends to. Generating ``k`` once per level keeps
+        compile time and code linear in chained forks (``(.a,.b) | (.a,.b) | ...``)."""
+        if times <= 1:
+            return k, [], []
         v = self.fresh("v")
-        return [f"for {v} in {buf}:", *indent(k(v))]
+        once = k(v)
+        if len(once) <= MAX_INLINE_K:
+            return k, [], []
+        buf = self.fresh("q")
+        return (lambda x: [f"{buf}.append({x})"]), [f"{buf} = []"], [f"for {v} in {buf}:", *indent(once)]
 
     def iterate_code(self, src: str, body: Callable[[str], list[str]]) -> list[str]:
         c = self.fresh("c")
@@ -730,12 +730,12 @@ class Gen:
                 node.left, inp, env, lambda v: self.with_name(v, lambda n: self.stream(node.right, n, env, k))
             )
         if isinstance(node, A.Comma):
-            k2, buf = self.shareable(k, 2)
+            k2, buf, tail = self.shareable(k, 2)
             return (
                 buf
                 + self.stream(node.left, inp, env, k2)
                 + self.stream(node.right, inp, env, k2)
-                + self.flush(buf, k)
+                + tail
             )
         if isinstance(node, A.Try):
             return self.try_code(node, inp, env, k)
@@ -762,47 +762,13 @@ class Gen:
 
             def after_left(lv: str) -> list[str]:
                 t = self.truth(lv, self.is_bool(node.left, env))
+                k2, buf, tail = self.shareable(k, 2)
                 right = self.stream(
-                    node.right, inp, env, lambda rv: k(self.truth(rv, self.is_bool(node.right, env)))
+                    node.right, inp, env, lambda rv: k2(self.truth(rv, self.is_bool(node.right, env)))
                 )
-                k2, buf = self.shareable(k, 2)
-                if is_and:
-                    return (
-                        [
-                            *buf,
-                            f"if {t}:",
-                            *indent(
-                                self.stream(
-                                    node.right,
-                                    inp,
-                                    env,
-                                    lambda rv: k2(self.truth(rv, self.is_bool(node.right, env))),
-                                )
-                            ),
-                            "else:",
-                            *indent(k2("False")),
-                            *self.flush(buf, k),
-                        ]
-                        if buf
-                        else [f"if {t}:", *indent(right), "else:", *indent(k("False"))]
-                    )
-                if buf:
-                    return [
-                        *buf,
-                        f"if {t}:",
-                        *indent(k2("True")),
-                        "else:",
-                        *indent(
-                            self.stream(
-                                node.right,
-                                inp,
-                                env,
-                                lambda rv: k2(self.truth(rv, self.is_bool(node.right, env))),
-                            )
-                        ),
-                        *self.flush(buf, k),
-                    ]
-                return [f"if {t}:", *indent(k("True")), "else:", *indent(right)]
+                decided = k2("False" if is_and else "True")
+                then, other = (right, decided) if is_and else (decided, right)
+                return [*buf, f"if {t}:", *indent(then), "else:", *indent(other), *tail]
 
             return self.stream(node.left, inp, env, lambda lv: self.with_name(lv, after_left))
         if isinstance(node, (A.Binary,)):
@@ -856,7 +822,7 @@ class Gen:
         return lines + body(n)
 
     def if_branches(self, node: A.If, c: str, inp: str, env: Env, k: K) -> list[str]:
-        k2, buf = self.shareable(k, 2)
+        k2, buf, tail = self.shareable(k, 2)
         t = self.truth(c, self.is_bool(node.cond, env))
         then = self.stream(node.then, inp, env, k2)
         other = k2(inp) if node.otherwise is None else self.stream(node.otherwise, inp, env, k2)
@@ -866,7 +832,7 @@ class Gen:
             *indent(then or ["pass"]),
             "else:",
             *indent(other or ["pass"]),
-            *self.flush(buf, k),
+            *tail,
         ]
 
     def object_stream(
@@ -939,10 +905,11 @@ class Gen:
         reset = [f"{env2.vars[n]} = None" for n in names]
         v = self.fresh("v")
         buf: list[str] = []
+        tail: list[str] = []
         if pth is None:
             fn, gen = self.gen_fn(node.body, env2)
             call = f"{fn}({inp})"
-            k2, buf = self.shareable(k, len(patterns))
+            k2, buf, tail = self.shareable(k, len(patterns))
             emit = k2(v)
         else:
             assert pk is not None
@@ -972,7 +939,7 @@ class Gen:
                 f"        {go} = True",
             ]
             lines += [f"if {go}:", *indent(block)]
-        return lines + (self.flush(buf, k) if pth is None else [])
+        return lines + tail
 
     def bind_pattern(self, pattern: A.Pattern, src: str, inp: str, env: Env) -> list[str]:
         if isinstance(pattern, A.VarPattern):
@@ -1052,7 +1019,7 @@ class Gen:
                 lines += ["    pass", "else:", *indent(k(res) or ["pass"])]
                 return lines
             ev = self.fresh("x")
-            k2, buf = self.shareable(k, 2)
+            k2, buf, tail = self.shareable(k, 2)
             handler = self.stream(node.handler, ev, env, k2)
             lines = (
                 buf
@@ -1060,11 +1027,11 @@ class Gen:
                 + indent([f"{ev} = {err}.value", *handler])
                 + ["else:", *indent(k2(res) or ["pass"])]
             )
-            return lines + self.flush(buf, k)
+            return lines + tail
         fn, gen = self.gen_fn(node.body, env)
         it = self.fresh("it")
         v = self.fresh("v")
-        k2, buf = self.shareable(k, 2)
+        k2, buf, tail = self.shareable(k, 2)
         lines = [
             *buf,
             *gen,
@@ -1081,7 +1048,7 @@ class Gen:
             handler = self.stream(node.handler, ev, env, k2)
             lines += indent([f"{ev} = {err}.value", *handler], 2)
         lines += ["        break", *indent(k2(v) or ["pass"])]
-        return lines + self.flush(buf, k)
+        return lines + tail
 
     def label_code(self, node: A.Label, inp: str, env: Env, k: K) -> list[str]:
         lab = self.fresh("lab")
@@ -1224,7 +1191,7 @@ class Gen:
                     f"if {self.truth(sv[1], self.is_bool(cond, env))}:",
                     *indent(k(inp) or ["pass"]),
                 ]
-            k2, buf = self.shareable(k, 2)
+            k2, buf, tail = self.shareable(k, 2)
             return (
                 buf
                 + self.stream(
@@ -1233,7 +1200,7 @@ class Gen:
                     env,
                     lambda c: [f"if {self.truth(c, self.is_bool(cond, env))}:", *indent(k2(inp) or ["pass"])],
                 )
-                + self.flush(buf, k)
+                + tail
             )
         if name in TYPE_FILTERS:
             return [f"if {TYPE_FILTERS[name].format(v=inp)}:", *indent(k(inp))]
@@ -1571,6 +1538,18 @@ class Gen:
     # ------------------------------------------------------------------ path mode
     def pstream(self, node: A.Node, inp: str, pth: str, env: Env, k: PK) -> list[str]:
         """Outputs as (value, path-tuple) pairs, for path(f), paths(), assignment and pick."""
+        if self.depth > MAX_DEPTH and not isinstance(node, A.Identity):
+            # Keep Python's block nesting shallow, as ``stream`` does.
+            fn, gen = self.pgen_fn(node, env)
+            v, p = self.fresh("v"), self.fresh("p")
+            return [*gen, f"for {v}, {p} in {fn}({inp}, {pth}):", *indent(k(v, p))]
+        self.depth += 1
+        try:
+            return self.pstream_code(node, inp, pth, env, k)
+        finally:
+            self.depth -= 1
+
+    def pstream_code(self, node: A.Node, inp: str, pth: str, env: Env, k: PK) -> list[str]:
         if isinstance(node, A.Identity):
             return k(inp, pth)
         if isinstance(node, A.Index):
@@ -1647,6 +1626,16 @@ class Gen:
                     v, lambda vn: self.with_name(p, lambda pn: self.pstream(node.right, vn, pn, env, k))
                 ),
             )
+        if isinstance(node, (A.Comma, A.If)) or (isinstance(node, A.As) and node.alternatives):
+            # Every branch continues with ``k``: a long ``k`` is generated once, looping over the
+            # pairs of a generator of the fork (lazy, in order), so chained forks stay linear. As
+            # in stream mode (``shareable``), errors raised by a long ``k`` then no longer move
+            # ``?//`` on to its next pattern.
+            v, p = self.fresh("v"), self.fresh("p")
+            once = k(v, p)
+            if len(once) > MAX_INLINE_K:
+                fn, gen = self.pgen_fn(node, env)
+                return [*gen, f"for {v}, {p} in {fn}({inp}, {pth}):", *indent(once)]
         if isinstance(node, A.Comma):
             return self.pstream(node.left, inp, pth, env, k) + self.pstream(node.right, inp, pth, env, k)
         if isinstance(node, A.If):
@@ -2036,7 +2025,13 @@ def allocation_weight(lines: list[str]) -> int:
     whose body builds many of them is charged for each, so memory stays proportional to the budget
     even when constructs are unrolled (``reduce`` over a literal list, long literals). A container
     costs CONTAINER_COST units by its kind, so 1,000,000 units stay under 64 MB of containers."""
-    return sum(CONTAINER_COST[m] for line in lines for m in _DISPLAY.findall(line))
+    return sum(_line_weight(line) for line in lines)
+
+
+@lru_cache(maxsize=1 << 14)
+def _line_weight(line: str) -> int:
+    # Cached: nested blocks are weighed again by every enclosing loop (iterate_code, calls).
+    return sum(CONTAINER_COST[m] for m in _DISPLAY.findall(line))
 
 
 _LOOP = re.compile(r"^(\s*)(?:for .+ in .+|while .+):$")
@@ -2049,21 +2044,28 @@ def charge_loops(lines: list[str]) -> list[str]:
     covers the rest: loops over generator streams (a ``reduce`` over a long comma list, a split
     subexpression), whose items cost nothing to produce but whose bodies may build many containers.
     """
+    # One pass: where each loop's body ends (the next non-blank line indented no deeper than the
+    # loop), and prefix sums of the lines' weights, so nested loops cost no rescans.
+    ends = [len(lines)] * len(lines)
+    open_loops: list[tuple[int, int]] = []  # (indentation, line index)
+    prefix = [0]
+    for i, line in enumerate(lines):
+        prefix.append(prefix[-1] + _line_weight(line))
+        if line.strip():
+            indentation = len(line) - len(line.lstrip())
+            while open_loops and open_loops[-1][0] >= indentation:
+                ends[open_loops.pop()[1]] = i
+            if _LOOP.match(line):
+                open_loops.append((indentation, i))
     out: list[str] = []
     for i, line in enumerate(lines):
         out.append(line)
         m = _LOOP.match(line)
         if m is None or (i > 0 and "R_over_budget" in lines[i - 1]):
             continue  # charged before it starts (iterate_code)
-        depth = len(m.group(1))
-        body: list[str] = []
-        for later in lines[i + 1 :]:
-            if later.strip() and len(later) - len(later.lstrip()) <= depth:
-                break
-            body.append(later)
-        weight = allocation_weight(body)
+        weight = prefix[ends[i]] - prefix[i + 1]
         if weight:
-            pad = " " * (depth + 4)
+            pad = " " * (len(m.group(1)) + 4)
             out += [f"{pad}_b[0] -= {weight}", f"{pad}if _b[0] < 0: R_over_budget(_b)"]
     return out
 
