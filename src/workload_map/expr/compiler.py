@@ -731,12 +731,7 @@ class Gen:
             )
         if isinstance(node, A.Comma):
             k2, buf, tail = self.shareable(k, 2)
-            return (
-                buf
-                + self.stream(node.left, inp, env, k2)
-                + self.stream(node.right, inp, env, k2)
-                + tail
-            )
+            return buf + self.stream(node.left, inp, env, k2) + self.stream(node.right, inp, env, k2) + tail
         if isinstance(node, A.Try):
             return self.try_code(node, inp, env, k)
         if isinstance(node, A.If):
