@@ -236,11 +236,11 @@ def walk_registry(top: int) -> int:
         rows.append((seconds, cpu, peak, entry.label, repr(case)[:70], outcome))
     rows.sort(reverse=True)
     print(f"{len(rows)} runs of {len({r[3] for r in rows})} registry entries; the {top} slowest (wall, CPU):")
-    for seconds, cpu, peak, label, case, outcome in rows[:top]:
-        print(f"  {seconds:7.3f} s {cpu:6.3f} s {peak / 2**20:6.1f} MiB  {label:16} {case}  -> {outcome}")
+    for seconds, cpu, peak, label, shown, outcome in rows[:top]:
+        print(f"  {seconds:7.3f} s {cpu:6.3f} s {peak / 2**20:6.1f} MiB  {label:16} {shown}  -> {outcome}")
     print("the 5 largest peaks:")
-    for seconds, cpu, peak, label, case, outcome in sorted(rows, key=lambda r: r[2], reverse=True)[:5]:
-        print(f"  {seconds:7.3f} s {cpu:6.3f} s {peak / 2**20:6.1f} MiB  {label:16} {case}  -> {outcome}")
+    for seconds, cpu, peak, label, shown, outcome in sorted(rows, key=lambda r: r[2], reverse=True)[:5]:
+        print(f"  {seconds:7.3f} s {cpu:6.3f} s {peak / 2**20:6.1f} MiB  {label:16} {shown}  -> {outcome}")
     print(f"worst CPU time {max(r[1] for r in rows):.3f} s; total {sum(r[0] for r in rows):.1f} s")
     return 0
 

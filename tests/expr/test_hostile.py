@@ -111,6 +111,7 @@ def test_raw_python_errors_never_escape() -> None:
         '.["a"]',
         "splits(1)",
     ]:
+        data: Any
         for data in [None, 1, "x", [1.5, "a"], {"a": []}, [[1]], "\udcff"]:
             with contextlib.suppress(ExpressionRuntimeError):
                 compile_expression(src).all(data)
