@@ -1,0 +1,181 @@
+"""``wmap interpret`` and ``wmap karmada config``: answers, usage errors and exit codes."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.cli.helpers import jobset, wmap
+from workload_map.interpret import OPERATIONS
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    for name in ("KUBECONFIG", "WMAP_CONFIG", "WMAP_OUTPUT", "WMAP_CATALOG_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    yield
+
+
+def _write(tmp_path: Path, name: str, data: object) -> str:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def test_interpret_prints_the_webhooks_response(tmp_path: Path) -> None:
+    obj = _write(tmp_path, "js.yaml", jobset("train", "ml", roles=(("leader", 1), ("workers", 2))))
+    rc, out, err = wmap("interpret", "--operation", "interpretcomponent", "-f", obj, "-o", "json")
+    assert rc == 0, err
+    context = json.loads(out)
+    assert (
+        context["apiVersion"] == "config.karmada.io/v1alpha1"
+        and context["kind"] == "ResourceInterpreterContext"
+    )
+    response = context["response"]
+    assert response["successful"] is True and response["uid"] == ""
+    assert [(c["name"], c["replicas"]) for c in response["components"]] == [("leader", 1), ("workers", 2)]
+
+
+def test_interpret_revise_gives_a_base64_json_patch(tmp_path: Path) -> None:
+    # The catalog's LWS leader count is computed (`.spec.replicas // 1`): nothing to revise at the
+    # current count, and a different count is refused with the component named.
+    lws = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "l"},
+        "spec": {
+            "replicas": 2,
+            "leaderWorkerTemplate": {"size": 2, "workerTemplate": {"spec": {"containers": []}}},
+        },
+    }
+    path = _write(tmp_path, "lws.yaml", lws)
+    rc, out, _ = wmap("interpret", "--operation", "ReviseReplica", "--desired-replicas", "4", "-f", path)
+    assert rc == 0 and "patch" not in yaml.safe_load(out)["response"]
+    rc, _, err = wmap("interpret", "--operation", "ReviseReplica", "--desired-replicas", "6", "-f", path)
+    assert rc == 1 and err.startswith('error: ReviseReplica LeaderWorkerSet "l": ') and "leader" in err
+
+
+def test_interpret_aggregates_a_resourcebindings_statuses(tmp_path: Path) -> None:
+    obj = jobset("train", "ml")
+    items = [
+        {"clusterName": "a", "status": {"conditions": [{"type": "Completed", "status": "True"}]}},
+        {"clusterName": "b", "status": {"conditions": [{"type": "Failed", "status": "True"}]}},
+    ]
+    binding = {
+        "apiVersion": "work.karmada.io/v1alpha2",
+        "kind": "ResourceBinding",
+        "status": {"aggregatedStatus": items},
+    }
+    rc, out, err = wmap(
+        "interpret",
+        "--operation",
+        "AggregateStatus",
+        "-f",
+        _write(tmp_path, "o.yaml", obj),
+        "--aggregated-status-file",
+        _write(tmp_path, "rb.yaml", binding),
+        "-o",
+        "json",
+    )
+    assert rc == 0, err
+    patch = json.loads(base64.b64decode(json.loads(out)["response"]["patch"]))
+    assert patch == [{"op": "add", "path": "/status", "value": items[1]["status"]}]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--operation", "Prune"], "is not one of"),
+        (["--operation", "ReviseReplica"], "needs --desired-replicas"),
+        (["--operation", "Retain"], "needs --observed-file"),
+    ],
+)
+def test_interpret_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
+    obj = _write(tmp_path, "js.yaml", jobset("train", "ml"))
+    rc, _, err = wmap("interpret", *args, "-f", obj)
+    assert rc == 2 and message in err
+
+
+def test_interpret_a_type_without_definition_exits_4(tmp_path: Path) -> None:
+    obj = _write(
+        tmp_path, "g.yaml", {"apiVersion": "example.com/v1", "kind": "Gizmo", "metadata": {"name": "g"}}
+    )
+    rc, _, err = wmap("interpret", "--operation", "InterpretHealth", "-f", obj)
+    assert rc == 4 and "Gizmo" in err
+
+
+def test_interpret_a_bad_status_file_names_it(tmp_path: Path) -> None:
+    obj = _write(tmp_path, "js.yaml", jobset("train", "ml"))
+    bad = _write(tmp_path, "bad.yaml", {"status": {"aggregatedStatus": "x"}})
+    rc, _, err = wmap(
+        "interpret", "--operation", "AggregateStatus", "-f", obj, "--aggregated-status-file", bad
+    )
+    assert rc == 2 and "bad.yaml" in err and "AggregatedStatusItem" in err
+
+
+def test_karmada_config_claims_every_covered_kind_but_the_native_ones(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.crt"
+    ca.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    rc, out, err = wmap(
+        "karmada", "config", "--service", "wmap-system/wmap-operator:443", "--ca-file", str(ca)
+    )
+    assert rc == 0, err
+    body = yaml.safe_load(out)
+    assert body["kind"] == "ResourceInterpreterWebhookConfiguration"
+    [hook] = body["webhooks"]
+    assert hook["clientConfig"]["service"] == {
+        "namespace": "wmap-system",
+        "name": "wmap-operator",
+        "path": "/interpret-karmada",
+        "port": 443,
+    }
+    assert base64.b64decode(hook["clientConfig"]["caBundle"]) == ca.read_bytes()
+    kinds = {(r["apiGroups"][0], r["kinds"][0]) for r in hook["rules"]}
+    assert {k for _, k in kinds} >= {
+        "JobSet",
+        "LeaderWorkerSet",
+        "RayCluster",
+        "TrainJob",
+        "InferenceService",
+    }
+    native = {
+        ("apps", "Deployment"),
+        ("batch", "Job"),
+        ("", "Pod"),
+        ("apps", "StatefulSet"),
+        ("batch", "CronJob"),
+    }
+    assert not native & kinds
+    assert all(r["operations"] == list(OPERATIONS) and len(r["apiGroups"]) == 1 for r in hook["rules"])
+    rc, out, _ = wmap(
+        "karmada", "config", "--url", "https://10.0.0.1:8443", "--kind", "Job", "--include-native"
+    )
+    assert rc == 0
+    rules = yaml.safe_load(out)["webhooks"][0]["rules"]
+    assert {(r["apiGroups"][0], r["kinds"][0]) for r in rules} == {
+        ("batch", "Job"),
+        ("batch.volcano.sh", "Job"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "rc", "message"),
+    [
+        ([], 2, "exactly one of --url and --service"),
+        (["--url", "http://x:1"], 2, "https"),
+        (["--service", "nope"], 2, "NAMESPACE/NAME"),
+        (["--url", "https://x:1", "--kind", "Gizmo"], 4, "no definition covers Gizmo"),
+        (["--url", "https://x:1", "--ca-file", "/nonexistent/ca.crt"], 2, "/nonexistent/ca.crt"),
+    ],
+)
+def test_karmada_config_errors(args: list[str], rc: int, message: str) -> None:
+    got, _, err = wmap("karmada", "config", *args)
+    assert got == rc and message in err
