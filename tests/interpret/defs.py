@@ -71,3 +71,41 @@ def widget(groups: list[tuple[str, int]], **extra: Any) -> dict[str, Any]:
     }
     obj.update(copy.deepcopy(extra))
     return obj
+
+
+SCALED = """
+metadata: {name: scaleds-example-com-v1}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: scaled
+      kind: {group: example.com, version: v1, kind: Scaled}
+      specDefinition: {podTemplateSpecPath: .spec.template}
+      scaleDefinition: {replicasPath: .spec.replicas}
+      statusDefinition:
+        phaseDefinition: {path: .status.phase}
+        statusMappings:
+          running:
+          - byPhase: Running
+          failed:
+          - byPhase: Failed
+"""
+
+
+def scaled_definition() -> Karta:
+    """One pod template whose count is a plain, writable path (no instances)."""
+    return karta(SCALED)
+
+
+def scaled(replicas: int | None, phase: str | None = None) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": "example.com/v1",
+        "kind": "Scaled",
+        "metadata": {"name": "s", "namespace": "ml"},
+        "spec": {"template": template("250m", "512Mi")},
+    }
+    if replicas is not None:
+        obj["spec"]["replicas"] = replicas
+    if phase is not None:
+        obj["status"] = {"phase": phase}
+    return obj

@@ -377,3 +377,78 @@ def fix_empty(value: Any, references: Sequence[Any], *, struct: bool) -> Any:
 
 def as_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
+
+
+# --- running an exported customization as Karmada's VM does -----------------------------------------
+
+#: operation -> (customization field, Lua function, result count)
+ENTRY_POINTS = {
+    "InterpretReplica": ("replicaResource", "GetReplicas", 2),
+    "InterpretComponent": ("componentResource", "GetComponents", 1),
+    "ReviseReplica": ("replicaRevision", "ReviseReplica", 1),
+    "Retain": ("retention", "Retain", 1),
+    "InterpretStatus": ("statusReflection", "ReflectStatus", 1),
+    "AggregateStatus": ("statusAggregation", "AggregateStatus", 1),
+    "InterpretHealth": ("healthInterpretation", "InterpretHealth", 1),
+    "InterpretDependency": ("dependencyInterpretation", "GetDependencies", 1),
+}
+
+
+def karmada_json(value: Any) -> Any:
+    """An object as Karmada's JSON carries it to a webhook: keys sorted (Go marshals
+    ``unstructured`` maps sorted), integral numbers below 2**53 as integers."""
+    if isinstance(value, dict):
+        return {k: karmada_json(v) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        return [karmada_json(v) for v in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    return value
+
+
+def run_customization(
+    k: KarmadaLua,
+    customization: Mapping[str, Any],
+    operation: str,
+    obj: Mapping[str, Any],
+    *,
+    observed: Mapping[str, Any] | None = None,
+    replicas: int = 0,
+    items: Sequence[Mapping[str, Any]] = (),
+) -> Any:
+    """What Karmada takes from one customization script (``luavm.VM.<Operation>``), as JSON data;
+    raises :class:`LuaScriptError` where Karmada's call would fail."""
+    key, function, count = ENTRY_POINTS[operation]
+    script = customization["spec"]["customizations"][key]["luaScript"]
+    if operation == "ReviseReplica":
+        args: tuple[Any, ...] = (obj, replicas)
+    elif operation == "Retain":
+        args = (obj, observed)
+    elif operation == "AggregateStatus":
+        args = (obj, list(items))
+    else:
+        args = (obj,)
+    out = k.run(script, function, *args, results=count)
+    if operation == "InterpretReplica":
+        replica, requires = out
+        if not isinstance(replica, int | float) or isinstance(replica, bool):
+            raise LuaScriptError(f"result type {type(replica).__name__} is not number")
+        req = None if requires is None else fix_empty(k.encode(requires), [], struct=True)
+        return {"replicas": int(replica), "replicaRequirements": req}
+    if operation == "InterpretHealth":
+        if not isinstance(out[0], bool):
+            raise LuaScriptError("result type is not bool")
+        return out[0]
+    value = out[0]
+    if value is None and operation in ("InterpretComponent",):
+        return []
+    if value is None or lua51.lua_type(value) != "table":
+        raise LuaScriptError(f"expect the returned type is table but got {value!r}")
+    encoded = k.encode(value)
+    if operation == "ReviseReplica":
+        return fix_empty(encoded, [obj], struct=True)
+    if operation == "Retain":
+        return fix_empty(encoded, [obj, observed], struct=True)
+    if operation in ("InterpretStatus", "AggregateStatus"):
+        return fix_empty(encoded, [], struct=True)
+    return fix_empty(encoded, [], struct=False)
