@@ -179,3 +179,77 @@ def test_karmada_config_claims_every_covered_kind_but_the_native_ones(tmp_path: 
 def test_karmada_config_errors(args: list[str], rc: int, message: str) -> None:
     got, _, err = wmap("karmada", "config", *args)
     assert got == rc and message in err
+
+
+def test_export_karmada_writes_every_operation_as_lua() -> None:
+    rc, out, err = wmap("export", "karmada", "rayclusters")
+    assert rc == 0, err
+    body = yaml.safe_load(out)
+    assert body["kind"] == "ResourceInterpreterCustomization"
+    assert body["spec"]["target"] == {"apiVersion": "ray.io/v1", "kind": "RayCluster"}
+    scripts = body["spec"]["customizations"]
+    assert set(scripts) == {
+        "replicaResource",
+        "componentResource",
+        "replicaRevision",
+        "retention",
+        "statusReflection",
+        "statusAggregation",
+        "healthInterpretation",
+        "dependencyInterpretation",
+    }
+    assert "function GetComponents(desiredObj)" in scripts["componentResource"]["luaScript"]
+    assert 'local kube = require("kube")' in scripts["dependencyInterpretation"]["luaScript"]
+    assert "require(" not in scripts["healthInterpretation"]["luaScript"]
+    # scripts are literal blocks in the YAML, one per line of Lua
+    assert "luaScript: |" in out
+
+
+def test_export_karmada_leaves_out_what_it_cannot_translate(tmp_path: Path) -> None:
+    definition = {
+        "apiVersion": "run.ai/v1alpha1",
+        "kind": "Karta",
+        "metadata": {"name": "gizmos-example-com-v1"},
+        "spec": {
+            "structureDefinition": {
+                "rootComponent": {
+                    "name": "gizmo",
+                    "kind": {"group": "example.com", "version": "v1", "kind": "Gizmo"},
+                    "specDefinition": {"podTemplateSpecPath": ".spec.template"},
+                    "statusDefinition": {
+                        "statusMappings": {
+                            "running": [
+                                {
+                                    "byExpression": {
+                                        "expression": '.status.phase | test("^Run(ning)?$")',
+                                        "expectedResult": "true",
+                                    }
+                                }
+                            ]
+                        }
+                    },
+                }
+            }
+        },
+    }
+    path = _write(tmp_path, "gizmo.yaml", definition)
+    rc, out, err = wmap("--definitions", path, "export", "karmada", "gizmos")
+    assert rc == 0, err
+    scripts = yaml.safe_load(out)["spec"]["customizations"]
+    assert "healthInterpretation" not in scripts and "statusAggregation" not in scripts
+    assert "componentResource" in scripts
+    assert "warning: gizmos-example-com-v1: InterpretHealth left out:" in err
+    assert "test/1" in err and "statusMappings.running[0].byExpression.expression" in err
+    rc, out, err = wmap("--definitions", path, "export", "karmada", "gizmos", "--strict")
+    assert rc == 1 and out == "" and "error: gizmos-example-com-v1: AggregateStatus left out" in err
+
+
+def test_export_karmada_usage() -> None:
+    assert wmap("export", "karmada")[0] == 2
+    rc, _, err = wmap("export", "karmada", "gizmos")
+    assert rc == 4 and "gizmos" in err
+    rc, out, _ = wmap("export", "karmada", "--all", "-o", "json")
+    assert rc == 0
+    listed = json.loads(out)
+    kinds = {i["spec"]["target"]["kind"] for i in listed["items"]}
+    assert {"JobSet", "RayCluster", "TrainJob"} <= kinds and "Deployment" not in kinds

@@ -99,3 +99,23 @@ def test_the_webhook_configuration_is_accepted_by_karmadas_crd(kube: KubeTestCli
         assert created["kind"] == "ResourceInterpreterWebhookConfiguration"
     finally:
         kube.delete_obj(config)
+
+
+@pytest.mark.parametrize("kind", ["RayCluster", "JobSet", "Milvus"])
+def test_exported_customizations_are_accepted_by_karmadas_crd(kube: KubeTestClient, kind: str) -> None:
+    # Milvus has the most components of the catalog: its customization is the largest object.
+    from workload_map.catalog import list_definitions
+    from workload_map.interpret.export import export_customization
+    from workload_map.resolve import compile_definition
+
+    karta = next(d for d in list_definitions() if d.root_gvk is not None and d.root_gvk.kind == kind)
+    export = export_customization(compile_definition(karta), name=f"wmap-t-{kind.lower()}")
+    assert export.complete
+    body = export.customization
+    assert len(body["spec"]["customizations"]) == 8
+    kube.create(body)
+    try:
+        got = kube.get_obj(body)
+        assert got["spec"] == body["spec"], "the API server pruned or changed fields"
+    finally:
+        kube.delete_obj(body)

@@ -23,7 +23,7 @@ from typing import Any
 
 from workload_map.expr.lua import lua_string
 from workload_map.resolve.compiled import CompiledDefinition
-from workload_map.resolve.lua import Refusal, compact, definition_table, prelude
+from workload_map.resolve.lua import ALL_PARTS, Refusal, compact, definition_table, prelude
 
 from .retain import replica_fields
 
@@ -109,18 +109,20 @@ def export_customization(cd: CompiledDefinition, *, name: str | None = None) -> 
     """The ``ResourceInterpreterCustomization`` for ``cd`` (``name`` defaults to
     ``wmap-<definition name>``)."""
     d = definition_table(cd)
+    tables = {
+        parts: definition_table(cd, frozenset(parts) & ALL_PARTS).source
+        for parts in {v[2] for v in CUSTOMIZATIONS.values()}
+    }
     gvk = cd.root.definition.kind
     assert gvk is not None
     omitted: dict[str, list[Refusal]] = {}
     customizations: dict[str, Any] = {}
     for key, (entry, call, parts) in CUSTOMIZATIONS.items():
         refused = [r for p in parts for r in d.refused(p)]
-        if key == "replicaRevision":
-            refused += [r for r in d.refused("structure") if r not in refused]
         if refused:
             omitted[key] = refused
             continue
-        customizations[key] = {"luaScript": script(cd, d.source, entry, call)}
+        customizations[key] = {"luaScript": script(cd, tables[parts], entry, call)}
     body = {
         "apiVersion": "config.karmada.io/v1alpha1",
         "kind": "ResourceInterpreterCustomization",
@@ -135,3 +137,25 @@ def export_customization(cd: CompiledDefinition, *, name: str | None = None) -> 
         },
     }
     return KarmadaExport(body, omitted, list(d.refusals))
+
+
+def customization_yaml(objects: list[dict[str, Any]]) -> str:
+    """The objects as a YAML stream, scripts as ``|`` blocks."""
+    import yaml
+
+    base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+    class Dumper(base):  # type: ignore[misc,valid-type]
+        pass
+
+    def text(dumper: Any, value: str) -> Any:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, text)
+    return "---\n".join(
+        yaml.dump(
+            o, Dumper=Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1_000_000
+        )
+        for o in objects
+    )

@@ -26,6 +26,7 @@ from workload_map.model.definition import FRAGMENTED_FIELDS
 from workload_map.resolve.compiled import CompiledComponent, CompiledDefinition, CompiledExpression
 
 __all__ = [
+    "ALL_PARTS",
     "LuaDefinition",
     "Refusal",
     "compact",
@@ -100,9 +101,13 @@ class _Writer:
             return "nil"
         return lua.paths if paths and lua.paths else lua.filter
 
-    def component(self, c: CompiledComponent) -> str:
+    def component(self, c: CompiledComponent, parts: frozenset[str]) -> str:
         n = c.name
         items = [f"name = {lua_string(n)}", f"pod = {'true' if c.has_pod_definition else 'false'}"]
+        if "status" in parts and c.status is not None:
+            items.append(f"status = {self.status(c)}")
+        if "structure" not in parts:
+            return "{" + ", ".join(items) + "}"
         for key, ce in (
             ("instance_id", c.instance_id),
             ("template", c.pod_template_spec),
@@ -127,8 +132,6 @@ class _Writer:
                 where = lua_string("specDefinition.fragmentedPodSpecDefinition." + label)
                 frags.append(f"{{name = {lua_string(wire)}, field = {where}, filter = {f}}}")
             items.append("fragments = {" + ", ".join(frags) + "}")
-        if c.status is not None:
-            items.append(f"status = {self.status(c)}")
         return "{" + ", ".join(items) + "}"
 
     def status(self, c: CompiledComponent) -> str:
@@ -174,11 +177,16 @@ class _Writer:
         return "{" + ", ".join(items) + "}"
 
 
-def definition_table(cd: CompiledDefinition) -> LuaDefinition:
+ALL_PARTS = frozenset({"structure", "status"})
+
+
+def definition_table(cd: CompiledDefinition, parts: frozenset[str] = ALL_PARTS) -> LuaDefinition:
     """The Lua table ``D`` of ``cd``: components in declaration order with their compiled
-    expressions and status rules; refused expressions are ``nil`` there and listed."""
+    expressions (``parts``: "structure" for pod specs, counts and instances with the replica
+    write paths, "status" for the status rules); refused expressions are ``nil`` there and
+    listed."""
     w = _Writer(cd)
-    comps = [w.component(c) for c in cd.components.values()]
+    comps = [w.component(c, parts) for c in cd.components.values()]
     source = (
         f"{{name = {lua_string(cd.name)}, root = {lua_string(cd.root_name)}, components = {{\n"
         + ",\n".join(comps)
@@ -221,6 +229,6 @@ def status_chunk(cd: CompiledDefinition) -> tuple[str, list[Refusal]]:
     ``{phases=, primary=, phase=, conditions=}`` (its root component's status, as
     :func:`workload_map.resolve.resolve_status`), and the status expressions it refused (the
     chunk is only usable when there are none)."""
-    d = definition_table(cd)
+    d = definition_table(cd, frozenset({"status"}))
     chunk = prelude() + f"local D = {d.source}\nreturn function(obj) return R.status(D, obj) end\n"
     return chunk, d.refused("status")
