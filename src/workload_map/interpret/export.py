@@ -145,7 +145,7 @@ def customization_yaml(objects: list[dict[str, Any]]) -> str:
 
     base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-    class Dumper(base):  # type: ignore[misc,valid-type]
+    class Dumper(base):  # type: ignore[misc]
         pass
 
     def text(dumper: Any, value: str) -> Any:
