@@ -13,14 +13,34 @@ import pytest
 
 from tests.cli.helpers import jobset
 from tests.interpret.defs import widget, widget_definition
+from tests.resolve.defs import karta
 from tests.support.karmada_webhook import KarmadaClient, interpreter_webhook, karmada_context
 from workload_map.definitions_source import DefinitionEntry, DefinitionSet, catalog_entries
 from workload_map.interpret import DefinitionIndex
+
+# A definition whose status rule is an exponential recursion (2**40 calls): it passes the static
+# checks, so only the evaluation's guards (step budget, deadline) stop it.
+HOSTILE = """
+metadata: {name: gadgets-example-com-v1}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: gadget
+      kind: {group: example.com, version: v1, kind: Gadget}
+      specDefinition: {podTemplateSpecPath: .spec.template}
+      statusDefinition:
+        statusMappings:
+          running:
+          - byExpression:
+              expression: 'def f: if . > 0 then (. - 1 | f) + (. - 1 | f) else 1 end; 40 | f > 0'
+              expectedResult: "true"
+"""
 
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KarmadaClient]:
     entries = [*catalog_entries(), DefinitionEntry(widget_definition(), "local")]
+    entries.append(DefinitionEntry(karta(HOSTILE), "local"))
     index = DefinitionIndex(DefinitionSet(entries))
     with interpreter_webhook(tmp_path_factory.mktemp("certs"), index) as c:
         yield c
@@ -122,6 +142,26 @@ def test_a_hostile_object_is_bounded_and_refused(client: KarmadaClient) -> None:
     out = client.call("InterpretComponent", widget([(f"g{i}", 1) for i in range(10_000)]))
     assert not out.successful and "exceed the allowed number 1000" in out.response["status"]["message"]
     assert out.response["status"]["code"] == 422
+
+
+def test_a_hostile_definition_is_stopped_by_the_cost_budget(client: KarmadaClient) -> None:
+    gadget = {
+        "apiVersion": "example.com/v1",
+        "kind": "Gadget",
+        "metadata": {"name": "g", "namespace": "d"},
+        "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "x"}]}}},
+    }
+    # every operation resolves the object, status rules included; AggregateStatus stops at the
+    # first member rather than spending one deadline per member
+    for operation in ("InterpretHealth", "AggregateStatus", "InterpretReplica"):
+        out = client.call(operation, gadget, aggregated_status=[{"clusterName": "m", "status": {"x": 1}}])
+        assert not out.successful and out.response["status"]["code"] == 422
+        # the step budget, or on a loaded machine the evaluation's deadline, whichever comes first
+        message = out.response["status"]["message"]
+        assert "cost budget" in message or "exceeded its time limit" in message, message
+        assert "statusMappings.running[0].byExpression.expression" in message
+    # and the server serves the next request
+    assert client.call("InterpretHealth", widget([("a", 1)])).successful
 
 
 def test_a_client_that_never_sends_its_body_delays_no_one(client: KarmadaClient) -> None:

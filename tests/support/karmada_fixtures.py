@@ -31,7 +31,8 @@ class FixtureCase:
     operation: str
     desired: dict[str, Any] | None
     observed: dict[str, Any] | None
-    status_items: list[dict[str, Any]]
+    #: None when the case gives none (Go's nil slice: Lua nil)
+    status_items: list[dict[str, Any]] | None
     input_replicas: int
     output: dict[str, Any]
 
@@ -65,7 +66,7 @@ def fixture_cases() -> list[FixtureCase]:
                     operation=doc["operation"],
                     desired=doc.get("desiredObj"),
                     observed=doc.get("observedObj"),
-                    status_items=list(doc.get("statusItems") or []),
+                    status_items=None if doc.get("statusItems") is None else list(doc["statusItems"]),
                     input_replicas=int(doc.get("inputReplicas") or 0),
                     output=dict(doc.get("output") or {}),
                 )

@@ -25,6 +25,7 @@ libraries it vendors (gopher-lua, layeh.com/gopher-json), restated here:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -49,6 +50,15 @@ DISABLED = (
     "module",
     "newproxy",
 )
+REVERSED_PAIRS = """(function(rawnext)
+  return function(t)
+    local keys, n = {}, 0
+    local k = rawnext(t)
+    while k ~= nil do n = n + 1; keys[n] = k; k = rawnext(t, k) end
+    local i = n + 1
+    return function() i = i - 1; if i >= 1 then return keys[i], t[keys[i]] end end, t, nil
+  end
+end)(next)"""
 #: Frames a script may use here; gopher-lua stops at 256 (CallStackSize), with room kept for
 #: Karmada's own frames.
 DEPTH_LIMIT = 200
@@ -65,9 +75,16 @@ class EncodeError(LuaScriptError):
 class KarmadaLua:
     """One Lua state prepared like Karmada's (see the module doc)."""
 
-    def __init__(self, *, track_depth: bool = True) -> None:
+    def __init__(self, *, track_depth: bool = True, pairs_order: str = "lua") -> None:
+        """``pairs_order``: "lua" (C Lua's hash order) or "reversed" (the keys ``next`` gives, in
+        reverse). gopher-lua iterates a table in insertion order (``LTable.Next``), which no C
+        Lua table does: scripts whose answers must not depend on the order are run both ways."""
         self.lua = lua51.LuaRuntime(unpack_returned_tuples=True, register_eval=False)
         g = self.lua.globals()
+        if pairs_order == "reversed":
+            g.pairs = self.lua.eval(REVERSED_PAIRS)
+        elif pairs_order != "lua":
+            raise ValueError(pairs_order)
         self._debug = g.debug
         for name in DISABLED:
             self.lua.execute(
@@ -158,9 +175,20 @@ class KarmadaLua:
         return self.to_lua(out) if out else None
 
     def _resource_add(self, *quantities: Any) -> str:
-        total = sum(parse_quantity(q) for q in quantities if q is not None)
-        units, rest = divmod(total, 1_000_000_000)
-        return format_decimal(units) if not rest else f"{-(-total // 1_000_000)}m"
+        # resource.Quantity{} plus each argument (nil: a zero Quantity; a string: MustParse):
+        # Add takes the addend's format while the sum is still zero; String() prints canonically.
+        total, fmt = 0, ""
+        for q in quantities:
+            if q is None:
+                value, q_fmt = 0, ""
+            elif isinstance(q, str):
+                value, q_fmt = parse_quantity(q), quantity_format(q)
+            else:
+                raise LuaScriptError(f"bad argument to resourceAdd (string expected, got {type(q).__name__})")
+            if total == 0:
+                fmt = q_fmt
+            total += value
+        return quantity_string(total, fmt)
 
     def _get_resource_quantity(self, q: Any) -> float:
         return (parse_quantity(q) if q is not None else 0) / 1e9
@@ -234,6 +262,40 @@ class KarmadaLua:
 
     def deepest(self) -> int:
         return int(self._state.max) if getattr(self, "_state", None) is not None else 0
+
+
+# --- apimachinery's resource.Quantity text ----------------------------------------------------
+
+_BINARY_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+_DECIMAL_EXPONENTS = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+
+
+def quantity_format(text: str) -> str:
+    """The format ``resource.ParseQuantity`` gives a quantity: its suffix's."""
+    m = re.match(r"^[+-]?(?:\d+\.?\d*|\.\d+)(.*)$", text.strip())
+    suffix = m[1] if m else ""
+    if suffix in _BINARY_SUFFIXES:
+        return "BinarySI"
+    if re.fullmatch(r"[eE][+-]?\d+", suffix):
+        return "DecimalExponent"
+    return "DecimalSI"
+
+
+def quantity_string(nanos: int, fmt: str) -> str:
+    """``Quantity.String()`` of an exact value in nano-units: BinarySI when whole and at least
+    1024 in magnitude, else DecimalSI (or DecimalExponent when so formatted, or no format), the
+    mantissa with the largest power-of-1000 exponent that keeps it whole."""
+    if nanos == 0:
+        return "0"
+    if fmt == "BinarySI" and not -1024 * 10**9 < nanos < 1024 * 10**9 and nanos % 10**9 == 0:
+        return format_binary(nanos // 10**9)
+    mantissa, exponent = nanos, -9
+    while mantissa % 1000 == 0 and exponent < 18:
+        mantissa //= 1000
+        exponent += 3
+    if fmt in ("BinarySI", "DecimalSI"):
+        return f"{mantissa}{_DECIMAL_EXPONENTS[exponent]}"
+    return f"{mantissa}e{exponent}" if exponent else str(mantissa)
 
 
 # --- gopher-json's Encode and Karmada's conversion -----------------------------------------------
@@ -414,10 +476,13 @@ def run_customization(
     *,
     observed: Mapping[str, Any] | None = None,
     replicas: int = 0,
-    items: Sequence[Mapping[str, Any]] = (),
+    items: Sequence[Mapping[str, Any]] | None = None,
 ) -> Any:
     """What Karmada takes from one customization script (``luavm.VM.<Operation>``), as JSON data;
-    raises :class:`LuaScriptError` where Karmada's call would fail."""
+    raises :class:`LuaScriptError` where Karmada's call would fail. ``items`` None is Go's nil
+    slice (Lua nil), what the controller passes when a binding has no aggregated status (the
+    field is ``omitempty``). Dependencies come back as the ``ConfigurableInterpreter`` returns
+    them: verified (``VerifyDependencies``), as a set, sorted."""
     key, function, count = ENTRY_POINTS[operation]
     script = customization["spec"]["customizations"][key]["luaScript"]
     if operation == "ReviseReplica":
@@ -425,7 +490,7 @@ def run_customization(
     elif operation == "Retain":
         args = (obj, observed)
     elif operation == "AggregateStatus":
-        args = (obj, list(items))
+        args = (obj, None if items is None else list(items))
     else:
         args = (obj,)
     out = k.run(script, function, *args, results=count)
@@ -451,4 +516,26 @@ def run_customization(
         return fix_empty(encoded, [obj, observed], struct=True)
     if operation in ("InterpretStatus", "AggregateStatus"):
         return fix_empty(encoded, [], struct=True)
+    if operation == "InterpretDependency":
+        return _dependency_set(fix_empty(encoded, [], struct=False))
     return fix_empty(encoded, [], struct=False)
+
+
+def _dependency_set(refs: Any) -> list[dict[str, Any]]:
+    """``ConfigurableInterpreter.GetDependencies`` after the script: each reference verified,
+    duplicates merged (a Go set of the struct), sorted by apiVersion, kind, namespace, name."""
+    if not isinstance(refs, list):
+        raise LuaScriptError(f"dependencies are not a list: {refs!r}")
+    unique: dict[str, dict[str, Any]] = {}
+    for i, ref in enumerate(refs):
+        if not isinstance(ref, dict):
+            raise LuaScriptError(f"dependencies[{i}] is not an object: {ref!r}")
+        if not ref.get("apiVersion") or not ref.get("kind"):
+            raise LuaScriptError(f"dependencies[{i}]: missing required apiVersion or kind")
+        if not ref.get("name") and ref.get("labelSelector") is None:
+            raise LuaScriptError(
+                f"dependencies[{i}]: dependency can not leave name and labelSelector all empty"
+            )
+        unique.setdefault(json.dumps(ref, sort_keys=True), ref)
+    order = ("apiVersion", "kind", "namespace", "name")
+    return sorted(unique.values(), key=lambda r: tuple(str(r.get(k, "")) for k in order))

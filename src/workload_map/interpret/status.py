@@ -11,6 +11,8 @@
   gives its status. The template's phase is then the worst of its members': Completed only when
   every member completed, Failed as soon as one failed. Members without a status are skipped; a
   member status that does not resolve counts as Undefined; none left: the template is unchanged.
+  A status rule stopped by the expression engine's guards (step budget, deadline) fails the whole
+  request at once instead: it would stop every member the same way, one deadline each.
 * ``InterpretHealth``: healthy when the primary phase is Running or Completed (see
   :data:`HEALTHY_PHASES`).
 """
@@ -21,7 +23,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workload_map.errors import WorkloadMapError
+from workload_map.errors import ExpressionLimitError, WorkloadMapError
 from workload_map.model.definition import STATUS_SEVERITY_ORDER, ResourceStatus
 from workload_map.resolve.compiled import CompiledDefinition
 from workload_map.resolve.resolver import resolve_status
@@ -57,8 +59,21 @@ def member_phase(
     member = {**template, "status": status}
     try:
         return resolve_status(cd, member).primary_phase
-    except WorkloadMapError:
+    except WorkloadMapError as exc:
+        if _over_limit(exc):
+            raise
         return ResourceStatus.UNDEFINED
+
+
+def _over_limit(exc: BaseException | None) -> bool:
+    """Whether the engine's guards stopped the evaluation (the error, or one it wraps)."""
+    for _ in range(8):  # the resolver wraps an engine error once or twice
+        if exc is None:
+            return False
+        if isinstance(exc, ExpressionLimitError):
+            return True
+        exc = exc.__cause__
+    return False
 
 
 def aggregate(
