@@ -1,10 +1,11 @@
 """``wmap export karmada TYPE``: a ``ResourceInterpreterCustomization`` whose Lua gives Karmada the
 answers the webhook gives, for clusters that should run no extra webhook.
 
-Each customization's script is self-contained (Karmada runs each one on its own): the jq runtime,
-the resolver runtime (:mod:`workload_map.resolve.lua`), the definition's table ``D`` with every
-expression compiled to Lua (:mod:`workload_map.expr.lua`), the operations (karmada.lua) and the
-entry point Karmada calls (``GetReplicas``, ``GetComponents``, ``ReviseReplica``, ``Retain``,
+Each customization's script is self-contained (Karmada runs each one on its own): of the jq
+runtime, the resolver runtime (:mod:`workload_map.resolve.lua`) and the operations (karmada.lua)
+the statements its code reaches (Karmada compiles the script at every call), the definition's
+table ``D`` with every expression compiled to Lua (:mod:`workload_map.expr.lua`), and the entry
+point Karmada calls (``GetReplicas``, ``GetComponents``, ``ReviseReplica``, ``Retain``,
 ``ReflectStatus``, ``AggregateStatus``, ``InterpretHealth``, ``GetDependencies``).
 
 An operation whose expressions the Lua back end refuses is left out of the customization (Karmada
@@ -23,7 +24,18 @@ from typing import Any
 
 from workload_map.expr.lua import lua_string
 from workload_map.resolve.compiled import CompiledDefinition
-from workload_map.resolve.lua import ALL_PARTS, Refusal, compact, definition_table, prelude
+from workload_map.resolve.lua import (
+    ALL_PARTS,
+    RUNTIME_TABLES,
+    Chunk,
+    Refusal,
+    compact,
+    definition_table,
+    prelude,
+    runtime_chunks,
+    shake,
+)
+from workload_map.resolve.lua.shake import references
 
 from .retain import replica_fields
 
@@ -78,8 +90,10 @@ class KarmadaExport:
 
 
 @cache
-def operations_chunk() -> str:
-    return compact(resources.files(__package__).joinpath("karmada.lua").read_text(encoding="utf-8"))
+def operations_chunk() -> Chunk:
+    """karmada.lua, the operations table ``K``, for :func:`shake`."""
+    source = resources.files(__package__).joinpath("karmada.lua").read_text(encoding="utf-8")
+    return Chunk("K", source, (("J", "J"), ("R", "R"), ("K", "K")))
 
 
 def _path_literal(path: tuple[str, ...]) -> str:
@@ -87,16 +101,19 @@ def _path_literal(path: tuple[str, ...]) -> str:
 
 
 def script(cd: CompiledDefinition, d_source: str, entry: str, call: str) -> str:
-    """One self-contained script defining the global function ``entry``."""
+    """One self-contained script defining the global function ``entry``: of the runtimes and
+    the operations only what the entry point and the definition table reach."""
     fields = ", ".join(_path_literal(p) for p in replica_fields(cd))
+    roots = references(call, {"K": "K"}) | references(d_source, dict(RUNTIME_TABLES))
+    kept = shake((*runtime_chunks(), operations_chunk()), roots)
     lines = [
         f"-- wmap export karmada: {cd.name} (do not edit: regenerate from the definition)",
         'local kube = require("kube")' if call.endswith("kube)") else "",
-        prelude(),
+        prelude(kept),
         f"local D = {d_source}",
         f"D.replica_fields = {{{fields}}}",
         "local K = (function(...)",
-        operations_chunk(),
+        compact(kept.get("K", "")),
         "end)(J, R, D)",
         f"function {entry}",
         f"  return {call}",

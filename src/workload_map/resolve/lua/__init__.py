@@ -3,7 +3,8 @@ Argo CD's health checks).
 
 * :func:`runtime_chunks` -> the jq runtime (``J``) and the resolver runtime (``R``:
   instances, pod specs, replica counts, requests per pod, status phases; resolver.lua) as Lua
-  chunks; :func:`prelude` declares both as locals of a script.
+  chunks; :func:`prelude` declares both as locals of a script, whole or only what the script's
+  code reaches (:mod:`.shake`: Karmada compiles a script at every call).
 * :func:`definition_table` -> a :class:`LuaDefinition`: the Lua table ``D`` of one definition,
   every expression compiled by :mod:`workload_map.expr.lua`, with what could not be translated
   (:class:`Refusal`, per definition field).
@@ -25,14 +26,19 @@ from workload_map.expr.lua import compile_lua, lua_string, runtime_chunk
 from workload_map.model.definition import FRAGMENTED_FIELDS
 from workload_map.resolve.compiled import CompiledComponent, CompiledDefinition, CompiledExpression
 
+from .shake import Chunk, references, shake
+
 __all__ = [
     "ALL_PARTS",
+    "Chunk",
     "LuaDefinition",
     "Refusal",
     "compact",
     "definition_table",
     "prelude",
     "resolver_chunk",
+    "runtime_chunks",
+    "shake",
     "status_chunk",
 ]
 
@@ -213,13 +219,29 @@ def compact(source: str) -> str:
     return "\n".join(out)
 
 
-def prelude() -> str:
-    """Lua statements declaring ``J`` and ``R`` as locals of a script."""
+#: How the runtimes name their tables: ``J`` (and its builtins ``J.B``), ``R``.
+RUNTIME_TABLES = (("J", "J"), ("B", "B"), ("R", "R"))
+
+
+def runtime_chunks() -> tuple[Chunk, Chunk]:
+    """The jq runtime and the resolver runtime, for :func:`shake`."""
+    return (
+        Chunk("J", runtime_chunk(), (("J", "J"), ("B", "B"))),
+        Chunk("R", resolver_chunk(), (("J", "J"), ("R", "R"))),
+    )
+
+
+def prelude(sources: dict[str, str] | None = None) -> str:
+    """Lua statements declaring ``J`` and ``R`` as locals of a script: the whole runtimes, or the
+    sources :func:`shake` kept of them."""
+    j_chunk, r_chunk = runtime_chunks()
+    j = j_chunk.source if sources is None else sources.get("J", "")
+    r = r_chunk.source if sources is None else sources.get("R", "")
     return (
         "local J = (function(...)\n"
-        + compact(runtime_chunk())
+        + compact(j)
         + "\nend)()\nlocal R = (function(...)\n"
-        + compact(resolver_chunk())
+        + compact(r)
         + "\nend)(J)\n"
     )
 
@@ -228,7 +250,8 @@ def status_chunk(cd: CompiledDefinition) -> tuple[str, list[Refusal]]:
     """A self-contained Lua chunk whose value is ``function(obj)`` returning the workload's
     ``{phases=, primary=, phase=, conditions=}`` (its root component's status, as
     :func:`workload_map.resolve.resolve_status`), and the status expressions it refused (the
-    chunk is only usable when there are none)."""
+    chunk is only usable when there are none). The runtimes hold only what it reaches."""
     d = definition_table(cd, frozenset({"status"}))
-    chunk = prelude() + f"local D = {d.source}\nreturn function(obj) return R.status(D, obj) end\n"
+    kept = shake(runtime_chunks(), {"R.status"} | references(d.source, dict(RUNTIME_TABLES)))
+    chunk = prelude(kept) + f"local D = {d.source}\nreturn function(obj) return R.status(D, obj) end\n"
     return chunk, d.refused("status")
