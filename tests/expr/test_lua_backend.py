@@ -37,7 +37,9 @@ from .samples import INPUTS
 from .test_conformance import CASES
 
 RUN = """function(F, x)
+  J.start()
   local ok, r, n = pcall(J.collect, F, x)
+  J.stop()
   if not ok then
     if type(r) == "table" and r.jq ~= nil then return false, J.tostring(r.jq) end
     return false, tostring(r)
@@ -317,3 +319,49 @@ def test_the_runtime_uses_only_what_karmada_opens(name: str) -> None:
     # gopher-lua's string.format is Go's fmt: only float formats behave as in C there
     for fmt in re.findall(r'string\.format\("([^"]*)"', code):
         assert re.fullmatch(r"%\.\d*[fg]|%\.", fmt), fmt
+
+
+# --- hostile expressions: the step budget bounds the Lua as the cost model bounds Python ---------
+
+_ARRAY = {"a": list(range(1000))}
+_FORTY = ".a[:40][]"  # forty steps
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a billion loop steps from three nested iterations of a 1,000-element array
+        "reduce (.a[] as $x | .a[] as $y | .a[]) as $z (0; . + 1)",
+        "first(.a[] as $x | .a[] as $y | .a[] | select(. < 0))",
+        "any(.a[] as $x | .a[] as $y | .a[]; . < 0)",
+        "[limit(5; .a[] as $x | .a[] as $y | .a[] | select(. < 0))]",
+        # forty steps build a value of 2**40 nodes sharing children; walking it is the explosion
+        f"reduce {_FORTY} as $i ([0]; [., .]) | tojson | length",
+        f"reduce {_FORTY} as $i ([0]; [., .]) | flatten | length",
+        f"reduce {_FORTY} as $i ([0]; [., .]) | sort | length",
+        f"reduce {_FORTY} as $i ({{a: 0}}; {{a: ., b: .}}) | tostring | length",
+        # copies that double at every step
+        f"reduce {_FORTY} as $i ([0]; . + .) | length",
+        f"reduce {_FORTY} as $i ({{}}; . * {{a: ., b: .}}) | length",
+        # a quadratic string: 1,000 appends to a growing text
+        'reduce .a[] as $i (""; . + ("0123456789" * 1000)) | length',
+    ],
+)
+def test_hostile_expressions_are_stopped_by_the_step_budget(lua: Lua, source: str) -> None:
+    # Python stops each by its cost budget or deadline; the Lua, which has no deadline of its
+    # own (Karmada's one-second timeout is the only one), by its step budget, long before that
+    # second would pass)
+    kind, message = _python(source, _ARRAY)
+    assert kind == "error" and re.search("cost budget|time limit", message), message
+    kind, message = lua.run(source, _ARRAY)
+    assert kind == "error" and "step budget of 1000000" in message, message
+
+
+def test_the_step_budget_is_per_evaluation_and_not_a_jq_error(lua: Lua) -> None:
+    # `try` does not catch it (as Python's LimitExceeded), and the next evaluation starts afresh
+    hostile = "try (reduce (.a[] as $x | .a[] as $y | .a[]) as $z (0; . + 1)) catch 0"
+    assert "step budget" in lua.run(hostile, _ARRAY)[1]
+    assert lua.run("[.a[] | . * 2] | length", _ARRAY) == ("ok", [1000])
+    # a lot of work within the budget is answered (the Python back end answers it too)
+    within = "reduce (.a[] as $x | .a[:300][]) as $z (0; . + 1)"
+    assert lua.run(within, _ARRAY) == _python(within, _ARRAY) == ("ok", [300000])

@@ -16,6 +16,7 @@ Karmada sorts them.
 from __future__ import annotations
 
 import copy
+import re
 from collections import Counter
 from collections.abc import Iterator
 from functools import cache
@@ -25,6 +26,7 @@ import pytest
 import yaml
 
 from tests.interpret.defs import scaled, scaled_definition, widget, widget_definition
+from tests.resolve.defs import karta
 from tests.support.apiserver_binary import shared_dir
 from tests.support.karmada_fixtures import fixture_cases
 from tests.support.karmada_lua import KarmadaLua, LuaScriptError, karmada_json, run_customization
@@ -82,8 +84,9 @@ LOCAL = {"example.com/v1/Widget": widget_definition(), "example.com/v1/Scaled": 
 
 @cache
 def _definition(api_version: str, kind: str) -> CompiledDefinition:
-    local = LOCAL.get(f"{api_version}/{kind}")
-    return compile_definition(local if local is not None else get_definition(api_version, kind))
+    karta = LOCAL.get(f"{api_version}/{kind}") or get_definition(api_version, kind)
+    assert karta is not None, f"no definition for {api_version}/{kind}"
+    return compile_definition(karta)
 
 
 @cache
@@ -251,6 +254,62 @@ def test_the_lua_stays_within_gopher_luas_call_stack() -> None:
             lua_answer(k, _export(obj["apiVersion"], obj["kind"]), req)
             deepest = max(deepest, k.deepest())
     assert 0 < deepest < 150, deepest
+
+
+#: A definition whose expressions pass the static checks and translate, but explode: forty steps
+#: (one per character of the container's name) build a value of 2**40 nodes sharing children,
+#: which the status rule then walks; the replica count loops over the same name a billion times.
+HOSTILE = """
+metadata: {name: gizmos-example-com-v1}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: gizmo
+      kind: {group: example.com, version: v1, kind: Gizmo}
+      specDefinition: {podTemplateSpecPath: .spec.template}
+      scaleDefinition:
+        replicasPath: >-
+          .spec.template.spec.containers[0].name | explode as $c
+          | reduce ($c[] as $x | $c[] as $y | $c[] as $z | $c[] as $w | $c[] as $v | 1) as $one (0; . + $one)
+      statusDefinition:
+        statusMappings:
+          running:
+          - byExpression:
+              expression: >-
+                reduce (.spec.template.spec.containers[0].name | explode[]) as $i ([0]; [., .])
+                | tojson | length > 0
+              expectedResult: "true"
+"""
+
+
+def test_hostile_definitions_are_bounded_in_the_exported_lua_too(lua: KarmadaLua) -> None:
+    # The webhook stops them by the expression engine's cost budget or deadline; the exported Lua
+    # by the jq runtime's step budget (it would otherwise spend Karmada's one-second script
+    # timeout, and the memory built meanwhile, on every call). Both refuse, naming the field.
+    cd = compile_definition(karta(HOSTILE))
+    export = export_customization(cd)
+    assert not export.omitted
+    gizmo = {
+        "apiVersion": "example.com/v1",
+        "kind": "Gizmo",
+        "metadata": {"name": "g", "namespace": "d"},
+        "spec": {"template": {"spec": {"containers": [{"name": "c" * 40, "image": "x"}]}}},
+    }
+    fields = {
+        "InterpretHealth": "statusMappings.running[0].byExpression.expression",
+        "InterpretStatus": None,  # the member's whole status: no rule is evaluated
+        "InterpretReplica": "scaleDefinition.replicasPath",
+        "InterpretComponent": "scaleDefinition.replicasPath",
+    }
+    for operation, field in fields.items():
+        req = Request(operation, karmada_json(gizmo), aggregated_status=())
+        ours, theirs = python_answer(cd, req), lua_answer(lua, export, req)
+        if field is None:
+            assert ours == theirs and ours[0] == "ok"
+            continue
+        assert ours[0] == theirs[0] == "refused", (operation, ours, theirs)
+        assert re.search("cost budget|time limit", ours[1]) and field in ours[1], ours[1]
+        assert "step budget of 1000000" in theirs[1] and field in theirs[1], theirs[1]
 
 
 def agreement_counts() -> dict[str, Counter[str]]:

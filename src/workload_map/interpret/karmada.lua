@@ -124,7 +124,10 @@ K.share = share
 -- the paths a component's replicas path denotes in obj
 local function replica_paths(c, obj)
   local out = {}
-  c.replicas_paths(obj, J.EA, function(_, p) out[#out + 1] = p end)
+  J.start()
+  local ok, e = pcall(c.replicas_paths, obj, J.EA, function(_, p) out[#out + 1] = p end)
+  J.stop()
+  if not ok then error(e, 0) end
   return out
 end
 

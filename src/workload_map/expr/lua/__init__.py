@@ -22,6 +22,11 @@ comparing it work for either); input objects iterate in sorted key order (the or
 has); numbers are doubles (integers beyond 2**53 are not exact, ``tonumber("1.0")`` prints as
 ``1``); error messages may differ. Every loop is bounded by the input: ``until``, recursive
 functions, regular expressions, dates and the C library's transcendental functions are refused.
+Each evaluation (``J.start()`` .. ``J.stop()``; the resolver runtime brackets every one) has a step
+budget of ``J.BUDGET`` (the Python back end's 1,000,000): one step per element a loop visits, per
+node a walk reads or a copy builds, per reduce/foreach step, per 32 characters built. The Python
+cost model charges at least that for the same work, so the Lua refuses nothing the Python answers,
+and a hostile definition stops there instead of spending Karmada's one-second script timeout.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ LIBM = (
     "digit: the answers would not be exact"
 )
 STREAMS = "the streaming form of values is not translated (no definition uses it)"
-UNBOUNDED = "a loop whose length the input does not bound: the Lua sandbox has no step budget"
+UNBOUNDED = "a loop whose length the input does not bound: in Lua it could only end at the step budget"
 
 LUA_BUILTINS: dict[tuple[str, int], Translation] = {
     # values of the input alone

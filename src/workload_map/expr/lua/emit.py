@@ -569,7 +569,7 @@ class Emitter:
         update = self.filter(node.update, env2, d)
         bind = self.bind(node.pattern, "v", env2, env)
         return (
-            f"function(x, emit) ({init})(x, function(acc) ({src})(x, function(v) {bind}"
+            f"function(x, emit) ({init})(x, function(acc) ({src})(x, function(v) J.charge(1); {bind}"
             f"local last = J.NULL; ({update})(acc, function(u) last = u end); acc = last end); "
             "emit(acc) end) end"
         )
@@ -582,7 +582,7 @@ class Emitter:
         bind = self.bind(node.pattern, "v", env2, env)
         out = "emit(acc)" if node.extract is None else f"({self.filter(node.extract, env2, d)})(acc, emit)"
         return (
-            f"function(x, emit) ({init})(x, function(acc) ({src})(x, function(v) {bind}"
+            f"function(x, emit) ({init})(x, function(acc) ({src})(x, function(v) J.charge(1); {bind}"
             f"({update})(acc, function(u) acc = u; {out} end) end) end) end"
         )
 
@@ -593,7 +593,7 @@ class Emitter:
             raise Untranslatable(
                 f"def {node.name}/{len(node.params)}",
                 "recursion: a loop whose length the input does not bound "
-                "(the Lua sandbox has no step budget)",
+                "(in Lua it could only end at the step budget)",
             )
         lua = self.fresh("f_" + _safe(node.name))
         params = [self.fresh("p") for _ in node.params]

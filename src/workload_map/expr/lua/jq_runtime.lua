@@ -26,6 +26,28 @@ local function fail(v) error({jq = v}, 0) end
 J.fail = fail
 function J.is_jq_error(e) return type(e) == "table" and e.jq ~= nil end
 
+-- the step budget of one evaluation -------------------------------------------------------------
+-- Karmada stops a script after one second, but a hostile definition could spend that second (and
+-- the memory it builds meanwhile) on every call. Each evaluation (J.start .. J.stop) may take
+-- BUDGET steps: one per element a loop visits, per node a walk reads or a value copies, per
+-- reduce/foreach step, per 32 characters built. The Python back end's cost model charges at least
+-- as much for the same work with the same budget, so the Lua refuses nothing the webhook answers.
+-- Outside an evaluation (the resolver's own loops) nothing is counted.
+local BUDGET = 1000000
+J.BUDGET = BUDGET
+local left = huge
+local function charge(n)
+  left = left - n
+  if left < 0 then
+    left = huge
+    error("evaluation exceeded its step budget of " .. BUDGET .. " (loop steps, values read and built;"
+      .. " possible unbounded loop or value explosion)", 0)
+  end
+end
+J.charge = charge
+function J.start() left = BUDGET end
+function J.stop() left = huge end
+
 -- kinds --------------------------------------------------------------------------------------------
 
 local function kind(v)
@@ -164,11 +186,12 @@ J.quote = quote
 
 local dump
 dump = function(v, out, n, sorted)
+  charge(1)
   local k = kind(v)
   if k == "null" then n = n + 1; out[n] = "null"
   elseif k == "boolean" then n = n + 1; out[n] = v and "true" or "false"
   elseif k == "number" then n = n + 1; out[n] = numtext(v)
-  elseif k == "string" then n = n + 1; out[n] = quote(v)
+  elseif k == "string" then charge(floor(slen(v) / 32)); n = n + 1; out[n] = quote(v)
   elseif k == "array" then
     n = n + 1; out[n] = "["
     for i = 1, alen(v) do
@@ -288,6 +311,7 @@ local function srep(s, n)
   if slen(s) * n > MAX_STRING then
     error("string length exceeds the allowed " .. MAX_STRING .. " characters", 0)
   end
+  charge(floor(slen(s) * n / 32))
   local out, piece = "", s
   while n > 0 do
     if n % 2 == 1 then out = out .. piece end
@@ -304,6 +328,7 @@ local RANK = {null = 0, boolean = 1, number = 3, string = 4, array = 5, empty = 
 
 local compare
 compare = function(a, b)
+  charge(1)
   local ka, kb = kind(a), kind(b)
   local ra, rb = RANK[ka], RANK[kb]
   if ka == "boolean" then ra = a and 2 or 1 end
@@ -345,6 +370,7 @@ end
 J.compare = compare
 
 local function jeq(a, b)
+  charge(1)
   if a == b then
     if type(a) == "number" and a ~= a then return false end
     return true
@@ -382,6 +408,7 @@ function J.ge(a, b) return compare(a, b) >= 0 end
 -- a stable merge sort of items by cmp(a, b) < 0 (table.sort is not stable)
 local function msort(items, n, cmp)
   if n < 2 then return items end
+  charge(n)
   local src, dst = {}, {}
   for i = 1, n do src[i] = items[i] end
   local width = 1
@@ -510,9 +537,13 @@ J.indices = indices
 local function each(v, f)
   local kv = kind(v)
   if kv == "array" then
-    for i = 1, alen(v) do f(v[i]) end
+    local n = alen(v)
+    charge(n)
+    for i = 1, n do f(v[i]) end
   elseif kv == "object" then
-    for _, k in ipairs(okeys(v)) do f(v[k]) end
+    local ks = okeys(v)
+    charge(#ks)
+    for _, k in ipairs(ks) do f(v[k]) end
   elseif kv == "empty" or v == EO then
     return
   else
@@ -537,6 +568,7 @@ local function add(a, b)
   if b == NULL then return a end
   if ta == "string" and tb == "string" then
     if slen(a) + slen(b) > MAX_STRING then error("string length exceeds the allowed " .. MAX_STRING .. " characters", 0) end
+    charge(floor((slen(a) + slen(b)) / 32))
     return a .. b
   end
   local ka, kb = kind(a), kind(b)
@@ -544,14 +576,17 @@ local function add(a, b)
   if kb == "empty" and (ka == "array" or ka == "object") then return a end
   if ka == "array" and kb == "array" then
     local out, n = {}, 0
+    charge(alen(a) + alen(b))
     for i = 1, alen(a) do n = n + 1; out[n] = a[i] end
     for i = 1, alen(b) do n = n + 1; out[n] = b[i] end
     return mkarr(out, n)
   end
   if ka == "object" and kb == "object" then
     local keys, vals, n = {}, {}, 0
-    for _, k in ipairs(okeys(a)) do n = n + 1; keys[n] = k; vals[n] = a[k] end
-    for _, k in ipairs(okeys(b)) do n = n + 1; keys[n] = k; vals[n] = b[k] end
+    local ka_, kb_ = okeys(a), okeys(b)
+    charge(#ka_ + #kb_)
+    for _, k in ipairs(ka_) do n = n + 1; keys[n] = k; vals[n] = a[k] end
+    for _, k in ipairs(kb_) do n = n + 1; keys[n] = k; vals[n] = b[k] end
     return mkobj(keys, vals, n)
   end
   fail(describe(a) .. " and " .. describe(b) .. " cannot be added")
@@ -562,6 +597,7 @@ function J.sub(a, b)
   if type(a) == "number" and type(b) == "number" then return a - b end
   if isarr(a) and isarr(b) and a ~= NULL and b ~= NULL then
     local out, n = {}, 0
+    charge(alen(a) * (alen(b) + 1))
     for i = 1, alen(a) do
       local x, keep = a[i], true
       for j = 1, alen(b) do if jeq(x, b[j]) then keep = false; break end end
@@ -573,10 +609,12 @@ function J.sub(a, b)
 end
 
 local function deep_merge(a, b)
+  local ka, kb = okeys(a), okeys(b)
+  charge(1 + #ka + #kb)
   local keys, vals, n = {}, {}, 0
   local pos = {}
-  for _, k in ipairs(okeys(a)) do n = n + 1; keys[n] = k; vals[n] = a[k]; pos[k] = n end
-  for _, k in ipairs(okeys(b)) do
+  for _, k in ipairs(ka) do n = n + 1; keys[n] = k; vals[n] = a[k]; pos[k] = n end
+  for _, k in ipairs(kb) do
     local v, i = b[k], pos[k]
     if i and isobj(vals[i]) and vals[i] ~= NULL and isobj(v) and v ~= NULL then
       vals[i] = deep_merge(vals[i], v)
@@ -812,7 +850,9 @@ function B.flatten(v, depth)
   if not isarr(v) or v == NULL then fail("Cannot iterate over " .. describe(v)) end
   local out, n = {}, 0
   local function go(xs, d)
-    for i = 1, (kind(xs) == "empty" and 0 or alen(xs)) do
+    local m = kind(xs) == "empty" and 0 or alen(xs)
+    charge(m)
+    for i = 1, m do
       local x = xs[i]
       if isarr(x) and x ~= NULL and d > 0 then go(x, d - 1) else n = n + 1; out[n] = x end
     end
@@ -1182,6 +1222,7 @@ setpath = function(v, path, x, i)
     local n = (k == "array") and alen(v) or 0
     local idx = floor(key)
     if idx < 0 then idx = idx + n; if idx < 0 then fail("Out of bounds negative array index") end end
+    charge(math.max(idx - n, 0) + n)
     for j = n + 1, idx do out[j] = NULL end
     out[idx + 1] = setpath(out[idx + 1] == nil and NULL or out[idx + 1], path, x, i + 1)
     return mkarr(out, math.max(n, idx + 1))
@@ -1405,9 +1446,13 @@ end
 function J.each_path(v, p, emit)
   local k = kind(v)
   if k == "array" then
-    for i = 1, alen(v) do emit(v[i], J.pextend(p, i - 1)) end
+    local n = alen(v)
+    charge(n)
+    for i = 1, n do emit(v[i], J.pextend(p, i - 1)) end
   elseif k == "object" then
-    for _, key in ipairs(okeys(v)) do emit(v[key], J.pextend(p, key)) end
+    local ks = okeys(v)
+    charge(#ks)
+    for _, key in ipairs(ks) do emit(v[key], J.pextend(p, key)) end
   elseif k == "empty" or v == EO then
     return
   else

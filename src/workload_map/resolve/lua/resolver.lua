@@ -29,16 +29,20 @@ local function err_text(e)
   return tostring(e)
 end
 
--- every output of filter f on data (at most J.MAX_RESULTS)
+-- every output of filter f on data (at most J.MAX_RESULTS), within one evaluation's step budget
 function R.all(D, comp, field, f, data)
+  J.start()
   local ok, out, n = pcall(J.collect, f, data)
+  J.stop()
   if not ok then fail(where(D, comp, field) .. ": failed to evaluate: " .. err_text(out)) end
   return out, n
 end
 
 -- the first output, or nil when there is none
 function R.first(D, comp, field, f, data)
+  J.start()
   local ok, v = pcall(J.first_of, f, data)
+  J.stop()
   if not ok then fail(where(D, comp, field) .. ": failed to evaluate: " .. err_text(v)) end
   return v
 end
