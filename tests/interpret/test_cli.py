@@ -253,3 +253,46 @@ def test_export_karmada_usage() -> None:
     listed = json.loads(out)
     kinds = {i["spec"]["target"]["kind"] for i in listed["items"]}
     assert {"JobSet", "RayCluster", "TrainJob"} <= kinds and "Deployment" not in kinds
+
+
+def test_components_are_what_requirements_fit_places(tmp_path: Path) -> None:
+    # One implementation (resolve.placement.instance_needs): per pod template, the component
+    # Karmada gets carries the count, requests and node claim `wmap requirements` (and so --fit)
+    # places. Roles differ in size, and the workers carry every scheduling field.
+    from workload_map.resolve.quantity import parse_quantity, to_millis, to_units
+
+    obj = jobset("train", "ml", roles=(("leader", 1), ("workers", 3)), gpus=8)
+    leader = obj["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    leader["containers"][0]["resources"] = {"requests": {"cpu": "1500m", "memory": "3Gi"}}
+    workers = obj["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["spec"]
+    term = {"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["h100"]}]}
+    required = {"nodeSelectorTerms": [term]}
+    workers.update(
+        nodeSelector={"pool": "gpu"},
+        tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}},
+        priorityClassName="training",
+    )
+    path = _write(tmp_path, "js.yaml", obj)
+    rc, out, err = wmap("requirements", "-f", path, "-o", "json")
+    assert rc == 0, err
+    instances = json.loads(out)["instances"]
+    rc, out, err = wmap("interpret", "--operation", "InterpretComponent", "-f", path, "-o", "json")
+    assert rc == 0, err
+    components = json.loads(out)["response"]["components"]
+    assert [c["name"] for c in components] == [i["instanceId"] for i in instances] == ["leader", "workers"]
+    for inst, comp in zip(instances, components, strict=True):
+        req = comp["replicaRequirements"]
+        assert comp["replicas"] == inst["desiredReplicas"]
+        rr, pod = req["resourceRequest"], inst["podRequests"]
+        assert to_millis(parse_quantity(rr["cpu"])) == pod["cpuMillis"]
+        assert to_units(parse_quantity(rr["memory"])) == pod["memoryBytes"]
+        assert {k: to_units(parse_quantity(v)) for k, v in rr.items() if "/" in k} == pod["extended"]
+        claim = req.get("nodeClaim") or {}
+        assert claim.get("nodeSelector") == inst["nodeSelector"]
+        assert claim.get("tolerations") == inst["tolerations"]
+        node_affinity = (inst["affinity"] or {}).get("nodeAffinity") or {}
+        hard = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+        assert claim.get("hardNodeAffinity") == hard
+        assert req.get("priorityClassName") == inst["priorityClassName"]
+    assert components[1]["replicaRequirements"]["nodeClaim"]["hardNodeAffinity"] == required

@@ -27,7 +27,8 @@ def _answer(operation: str, obj: dict[str, Any], **kw: Any) -> Any:
 
 
 def _patched(obj: dict[str, Any], answer: Any) -> dict[str, Any]:
-    return apply_json_patch(obj, answer.patch or [])
+    patched: dict[str, Any] = apply_json_patch(obj, answer.patch or [])
+    return patched
 
 
 # --- replicas and components -------------------------------------------------------------------
@@ -96,9 +97,10 @@ def test_an_undeclared_role_is_not_a_component() -> None:
         "metadata": {"name": "p"},
         "spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 3, "template": template()}}},
     }
-    cd = compile_definition(get_definition("kubeflow.org/v1", "PyTorchJob"))
-    answer = interpret(cd, Request("InterpretComponent", obj))
-    assert [(c["name"], c["replicas"]) for c in answer.components] == [("worker", 3)]
+    karta = get_definition("kubeflow.org/v1", "PyTorchJob")
+    assert karta is not None
+    answer = interpret(compile_definition(karta), Request("InterpretComponent", obj))
+    assert [(c["name"], c["replicas"]) for c in answer.components or ()] == [("worker", 3)]
 
 
 def test_component_names_are_unique_and_within_karmadas_limit() -> None:
@@ -171,7 +173,9 @@ def test_revise_below_the_fixed_pods_is_refused() -> None:
 
 
 def test_revise_without_a_scalable_component_names_each_one() -> None:
-    cd = compile_definition(get_definition("ray.io/v1", "RayService"))
+    karta = get_definition("ray.io/v1", "RayService")
+    assert karta is not None
+    cd = compile_definition(karta)
     obj = {
         "apiVersion": "ray.io/v1",
         "kind": "RayService",

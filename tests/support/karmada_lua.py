@@ -408,7 +408,7 @@ def fix_empty(value: Any, references: Sequence[Any], *, struct: bool) -> Any:
 
     def go(v: Any, path: tuple[str, ...]) -> Any:
         if isinstance(v, dict):
-            out = {}
+            out: dict[str, Any] = {}
             for k, x in v.items():
                 here = (*path, k)
                 if x == []:
@@ -420,7 +420,7 @@ def fix_empty(value: Any, references: Sequence[Any], *, struct: bool) -> Any:
                 out[k] = go(x, here)
             return out
         if isinstance(v, list):
-            kept = []
+            kept: list[Any] = []
             for x in v:
                 if x == []:
                     if path in objects:
