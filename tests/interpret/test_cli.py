@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -179,6 +180,18 @@ def test_karmada_config_claims_every_covered_kind_but_the_native_ones(tmp_path: 
 def test_karmada_config_errors(args: list[str], rc: int, message: str) -> None:
     got, _, err = wmap("karmada", "config", *args)
     assert got == rc and message in err
+
+
+def test_karmada_config_reads_the_ca_file_bounded(tmp_path: Path) -> None:
+    # the shared bounded reader: a FIFO is refused by type (never opened, so never waited on),
+    # a file beyond 1 MiB by size; both usage errors naming the flag and the file
+    fifo = tmp_path / "ca.fifo"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.crt"
+    big.write_bytes(b"-----BEGIN CERTIFICATE-----\n" + b"A" * (1 << 20))
+    for path, text in ((fifo, "not a regular file"), (big, "larger than")):
+        rc, out, err = wmap("karmada", "config", "--url", "https://x:1", "--ca-file", str(path))
+        assert rc == 2 and f"--ca-file {path}" in err and text in err and out == "", err
 
 
 def test_export_karmada_writes_every_operation_as_lua() -> None:

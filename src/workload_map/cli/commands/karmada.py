@@ -28,6 +28,8 @@ from workload_map.cli.main import get_state
 CTX = {"help_option_names": ["-h", "--help"]}
 #: How often the webhook re-reads the definitions (the cluster's Kartas change).
 RELOAD_SECONDS = 60.0
+#: A CA bundle larger than this is refused before it is read (a few certificates are kilobytes).
+MAX_CA_BYTES = 1 << 20
 
 
 @click.group(
@@ -109,10 +111,14 @@ def config_command(
     svc = _parse_service(service) if service is not None else None
     ca_pem = None
     if ca_file is not None:
+        from workload_map.errors import InputError
+        from workload_map.model.inputs import read_bytes
+
         try:
-            ca_pem = ca_file.read_bytes()
-        except OSError as exc:
-            raise CommandError(f"--ca-file {ca_file}: {exc.strerror or exc}", 2) from exc
+            # the shared bounded reader: a FIFO or device is refused, a bundle read up to 1 MiB
+            ca_pem = read_bytes(ca_file, limit=MAX_CA_BYTES, label=f"--ca-file {ca_file}")
+        except InputError as exc:
+            raise CommandError(str(exc), 2) from exc
         if b"-----BEGIN CERTIFICATE-----" not in ca_pem:
             raise CommandError(f"--ca-file {ca_file}: not a PEM certificate", 2)
     state = get_state()
