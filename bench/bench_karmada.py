@@ -63,7 +63,9 @@ def run(objects: int, rounds: int) -> None:
     objs = [jobset(i) for i in range(objects)]
     sizes = [len(orjson.dumps(o)) for o in objs]
     print(f"{objects} JobSets, JSON {statistics.median(sizes) / 1024:.1f} KiB median")
-    cd = compile_definition(get_definition("jobset.x-k8s.io/v1alpha2", "JobSet"))
+    karta = get_definition("jobset.x-k8s.io/v1alpha2", "JobSet")
+    assert karta is not None, "the catalog has no JobSet definition"
+    cd = compile_definition(karta)
     texts = [orjson.dumps(o) for o in objs]
     index = DefinitionIndex(load_definition_set())
     webhook: dict[str, list[float]] = {op: [] for op in OPERATIONS}
