@@ -24,9 +24,11 @@ has); numbers are doubles (integers beyond 2**53 are not exact, ``tonumber("1.0"
 functions, regular expressions, dates and the C library's transcendental functions are refused.
 Each evaluation (``J.start()`` .. ``J.stop()``; the resolver runtime brackets every one) has a step
 budget of ``J.BUDGET`` (the Python back end's 1,000,000): one step per element a loop visits, per
-node a walk reads or a copy builds, per reduce/foreach step, per 32 characters built. The Python
-cost model charges at least that for the same work, so the Lua refuses nothing the Python answers,
-and a hostile definition stops there instead of spending Karmada's one-second script timeout.
+node ``tojson`` reads, per pair of containers ``==`` or a comparison reads, per element a copy or
+a sort handles, per 32 characters built. The Python cost model charges at least that for the same
+work, so the Lua refuses nothing the Python answers (tests/expr/test_lua_backend.py probes it near
+the budget), and a hostile definition stops there instead of spending Karmada's one-second script
+timeout.
 """
 
 from __future__ import annotations

@@ -569,7 +569,7 @@ class Emitter:
         update = self.filter(node.update, env2, d)
         bind = self.bind(node.pattern, "v", env2, env)
         return (
-            f"function(x, emit) ({init})(x, function(acc) ({src})(x, function(v) J.charge(1); {bind}"
+            f"function(x, emit) ({init})(x, function(acc) ({src})(x, function(v) {bind}"
             f"local last = J.NULL; ({update})(acc, function(u) last = u end); acc = last end); "
             "emit(acc) end) end"
         )
@@ -582,7 +582,7 @@ class Emitter:
         bind = self.bind(node.pattern, "v", env2, env)
         out = "emit(acc)" if node.extract is None else f"({self.filter(node.extract, env2, d)})(acc, emit)"
         return (
-            f"function(x, emit) ({init})(x, function(acc) ({src})(x, function(v) J.charge(1); {bind}"
+            f"function(x, emit) ({init})(x, function(acc) ({src})(x, function(v) {bind}"
             f"({update})(acc, function(u) acc = u; {out} end) end) end) end"
         )
 

@@ -29,9 +29,10 @@ function J.is_jq_error(e) return type(e) == "table" and e.jq ~= nil end
 -- the step budget of one evaluation -------------------------------------------------------------
 -- Karmada stops a script after one second, but a hostile definition could spend that second (and
 -- the memory it builds meanwhile) on every call. Each evaluation (J.start .. J.stop) may take
--- BUDGET steps: one per element a loop visits, per node a walk reads or a value copies, per
--- reduce/foreach step, per 32 characters built. The Python back end's cost model charges at least
--- as much for the same work with the same budget, so the Lua refuses nothing the webhook answers.
+-- BUDGET steps: one per element a loop visits (every generator's length comes from one), per node
+-- tojson reads, per pair of containers == or a comparison reads, per element a copy or a sort
+-- handles, per 32 characters built. The Python back end's cost model charges at least as much for
+-- the same work with the same budget, so the Lua refuses nothing the webhook answers.
 -- Outside an evaluation (the resolver's own loops) nothing is counted.
 local BUDGET = 1000000
 J.BUDGET = BUDGET
@@ -328,7 +329,7 @@ local RANK = {null = 0, boolean = 1, number = 3, string = 4, array = 5, empty = 
 
 local compare
 compare = function(a, b)
-  charge(1)
+  if type(a) == "table" and type(b) == "table" then charge(1) end
   local ka, kb = kind(a), kind(b)
   local ra, rb = RANK[ka], RANK[kb]
   if ka == "boolean" then ra = a and 2 or 1 end
@@ -370,11 +371,11 @@ end
 J.compare = compare
 
 local function jeq(a, b)
-  charge(1)
   if a == b then
     if type(a) == "number" and a ~= a then return false end
     return true
   end
+  if type(a) == "table" and type(b) == "table" then charge(1) end
   local ka, kb = kind(a), kind(b)
   if ka == "empty" then return kb == "empty" or kb == "array" and alen(b) == 0 or kb == "object" and next(b) == nil end
   if kb == "empty" then return ka == "array" and alen(a) == 0 or ka == "object" and next(a) == nil end
