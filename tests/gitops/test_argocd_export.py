@@ -35,12 +35,12 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
     yield
 
 
-def gizmo(phase_expression: str, *, condition_type: str = "Ready", name: str = "gizmos-example-com-v1") -> dict[str, Any]:
+def gizmo(phase_expression: str, *, condition_type: str = "Ready") -> dict[str, Any]:
     """A Karta for example.com/v1 Gizmo whose Initializing rule is ``phase_expression``."""
     return {
         "apiVersion": "run.ai/v1alpha1",
         "kind": "Karta",
-        "metadata": {"name": name},
+        "metadata": {"name": "gizmos-example-com-v1"},
         "spec": {
             "structureDefinition": {
                 "rootComponent": {
@@ -55,7 +55,7 @@ def gizmo(phase_expression: str, *, condition_type: str = "Ready", name: str = "
                             ],
                             "failed": [{"byConditions": [{"type": condition_type, "status": "False"}]}],
                             "running": [{"byConditions": [{"type": condition_type, "status": "True"}]}],
-                        }
+                        },
                     },
                 }
             }
@@ -113,7 +113,9 @@ def test_the_exported_script_runs_as_argocd_runs_it() -> None:
         "apiVersion": "kubeflow.org/v1",
         "kind": "PyTorchJob",
         "metadata": {"name": "p"},
-        "status": {"conditions": [{"type": "Created", "status": "True"}, {"type": "Failed", "status": "True"}]},
+        "status": {
+            "conditions": [{"type": "Created", "status": "True"}, {"type": "Failed", "status": "True"}]
+        },
     }
     assert ArgoCDLua().health(script, obj) == {
         "status": "Degraded",
