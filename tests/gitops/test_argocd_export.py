@@ -151,8 +151,9 @@ def test_out_dir_writes_argocds_resource_customizations_layout(tmp_path: Path) -
     assert "serving.kserve.io/LLMInferenceService/health.lua" in written and len(written) == 28
     script = (out_dir / "kubeflow.org/MPIJob/health.lua").read_text()
     for version in ("v1", "v2beta1"):  # one script, both versions
-        obj: dict[str, Any] = {"apiVersion": f"kubeflow.org/{version}", "kind": "MPIJob", "metadata": {"name": "m"}}
-        cd = compile_definition(_catalog(f"kubeflow.org/{version}", "MPIJob"))
+        api_version = f"kubeflow.org/{version}"
+        obj: dict[str, Any] = {"apiVersion": api_version, "kind": "MPIJob", "metadata": {"name": "m"}}
+        cd = compile_definition(_catalog(api_version, "MPIJob"))
         assert ArgoCDLua().health(script, obj) == asdict(health(cd, obj))
     assert not list(out_dir.rglob(".health.*"))  # no temporary file left
 
