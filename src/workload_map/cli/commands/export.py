@@ -12,14 +12,19 @@ operation, the field, the construct and the expression; ``--strict`` makes that 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from workload_map.cli.common import Session, connection_options
 from workload_map.cli.errors import CommandError
 from workload_map.cli.main import get_state
+
+if TYPE_CHECKING:
+    from workload_map.interpret import Covered
+    from workload_map.model import Karta
 
 CTX = {"help_option_names": ["-h", "--help"]}
 
@@ -55,25 +60,12 @@ def karmada_command(
     \b
       wmap export karmada rayclusters | kubectl --kubeconfig karmada-apiserver.config apply -f -
     """
-    from workload_map.cli.common import definition_for_word
-    from workload_map.interpret import DefinitionIndex, select
     from workload_map.interpret.export import OPERATION_OF, customization_yaml, export_customization
     from workload_map.resolve import compile_definition
     from workload_map.views.machine import dump
 
-    if (type_word is None) == (not all_types):
-        raise CommandError("give a TYPE or --all", 2)
+    kartas = _definitions(type_word, all_types, lambda c: include_native or not c.native)
     state = get_state()
-    if all_types:
-        session = Session(state)
-        index = DefinitionIndex(session.definitions(cluster=session.has_kubeconfig()))
-        entries = [
-            index.definitions.by_name(c.definition) for c in select(index.covered(), (), include_native)
-        ]
-        kartas = [e.karta for e in entries if e is not None]
-    else:
-        assert type_word is not None
-        kartas = [definition_for_word(state, type_word).karta]
     objects: list[dict[str, Any]] = []
     problems: list[str] = []
     for karta in kartas:
@@ -151,26 +143,14 @@ def argocd_command(
     \b
       wmap export argocd --all | kubectl apply --server-side --field-manager=wmap -f -
     """
-    from workload_map.cli.common import definition_for_word
-    from workload_map.interpret import DefinitionIndex
     from workload_map.interpret.argocd import ARGO_NATIVE, config_map, health_checks, helm_values
     from workload_map.resolve import compile_definition
     from workload_map.views.machine import dump
 
-    if (type_word is None) == (not all_types):
-        raise CommandError("give a TYPE or --all", 2)
+    kartas = _definitions(
+        type_word, all_types, lambda c: include_native or (c.group, c.kind) not in ARGO_NATIVE
+    )
     state = get_state()
-    if all_types:
-        session = Session(state)
-        index = DefinitionIndex(session.definitions(cluster=session.has_kubeconfig()))
-        names = [
-            c.definition for c in index.covered() if include_native or (c.group, c.kind) not in ARGO_NATIVE
-        ]
-        entries = [index.definitions.by_name(n) for n in names]
-        kartas = [e.karta for e in entries if e is not None]
-    else:
-        assert type_word is not None
-        kartas = [definition_for_word(state, type_word).karta]
     checks = health_checks(compile_definition(k) for k in kartas)
     problems = [
         f"{c.group or 'core'}/{c.kind}: {name} left out: {why}"
@@ -199,6 +179,23 @@ def argocd_command(
         from workload_map.interpret.export import customization_yaml
 
         click.echo(customization_yaml([body]), nl=False)
+
+
+def _definitions(type_word: str | None, all_types: bool, keep: Callable[[Covered], bool]) -> list[Karta]:
+    """The definition TYPE names, or with ``--all`` every one that alone covers its kind and that
+    ``keep`` keeps (the export commands' selection)."""
+    from workload_map.cli.common import definition_for_word
+    from workload_map.interpret import DefinitionIndex
+
+    if (type_word is None) == (not all_types):
+        raise CommandError("give a TYPE or --all", 2)
+    state = get_state()
+    if type_word is not None:
+        return [definition_for_word(state, type_word).karta]
+    session = Session(state)
+    index = DefinitionIndex(session.definitions(cluster=session.has_kubeconfig()))
+    entries = [index.definitions.by_name(c.definition) for c in index.covered() if keep(c)]
+    return [e.karta for e in entries if e is not None]
 
 
 def _write_scripts(root: Path, files: dict[str, str]) -> list[Path]:
