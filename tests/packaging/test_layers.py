@@ -45,7 +45,7 @@ ALLOWED: dict[str, set[str]] = {
     "live": {"model", "kube", "resolve", "views", "definitions_source"},
     "cases": {"model", "kube", "resolve"},
     "generate": {"model", "kube", "lint", "resolve"},
-    "interpret": {"expr", "model", "kube", "resolve", "definitions_source"},
+    "interpret": {"expr", "model", "kube", "resolve", "definitions_source", "views"},
     "runtime": {"cluster", "kube"},
     # consumers: none imports another consumer (the CLI starts them all)
     "operator": CONSUMER_BASE | {"crd", "interpret"},

@@ -79,7 +79,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "workload_map.cli.commands.karmada",
         "Karmada resource interpreter: webhook and its configuration.",
     ),
-    "export": ("workload_map.cli.commands.export", "Compile definitions for another engine (karmada)."),
+    "export": (
+        "workload_map.cli.commands.export",
+        "Compile definitions for another engine (karmada, argocd).",
+    ),
 }
 
 

@@ -12,6 +12,8 @@ offline (:func:`interpret`). The operations and their rules:
 * ``InterpretDependency``: :mod:`.dependencies`.
 
 :mod:`.config` renders the ``ResourceInterpreterWebhookConfiguration``.
+
+:mod:`.argocd` compiles the same status rules into Argo CD health checks (``wmap export argocd``).
 """
 
 from __future__ import annotations

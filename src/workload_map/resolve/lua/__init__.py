@@ -17,6 +17,7 @@ and :func:`workload_map.resolve.placement.instance_needs` give in Python.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -40,6 +41,7 @@ __all__ = [
     "runtime_chunks",
     "shake",
     "status_chunk",
+    "status_prelude",
 ]
 
 _FRAGMENT_WIRE = {
@@ -252,6 +254,18 @@ def status_chunk(cd: CompiledDefinition) -> tuple[str, list[Refusal]]:
     :func:`workload_map.resolve.resolve_status`), and the status expressions it refused (the
     chunk is only usable when there are none). The runtimes hold only what it reaches."""
     d = definition_table(cd, frozenset({"status"}))
-    kept = shake(runtime_chunks(), {"R.status"} | references(d.source, dict(RUNTIME_TABLES)))
-    chunk = prelude(kept) + f"local D = {d.source}\nreturn function(obj) return R.status(D, obj) end\n"
+    chunk = (
+        status_prelude([d.source])
+        + f"local D = {d.source}\nreturn function(obj) return R.status(D, obj) end\n"
+    )
     return chunk, d.refused("status")
+
+
+def status_prelude(tables: Iterable[str]) -> str:
+    """:func:`prelude` holding only what ``R.status`` and the definition tables ``tables``
+    (sources of :func:`definition_table` with the "status" part) reach: the runtime of a
+    status-only script (:func:`status_chunk`, Argo CD's health checks)."""
+    roots = {"R.status"}
+    for source in tables:
+        roots |= references(source, dict(RUNTIME_TABLES))
+    return prelude(shake(runtime_chunks(), roots))

@@ -645,7 +645,7 @@ local function matches(D, c, m, phase, index, data)
   return true
 end
 
--- the status of component c: {phases=, primary=, phase=, conditions=}, or nil without a definition
+-- the status of component c: {phases=, matched=, primary=, phase=, conditions=}, or nil without a definition
 function R.component_status(D, c, data)
   local st = c.status
   if not st then return nil end
@@ -657,10 +657,15 @@ function R.component_status(D, c, data)
   local conditions = read_conditions(D, c, st, data)
   local index = {}
   for _, cond in ipairs(conditions) do index[cond.type] = cond end
-  local phases = {}
+  local phases, matched = {}, {}
   for _, mapping in ipairs(st.mappings) do
-    for _, m in ipairs(mapping.matchers) do
-      if matches(D, c, m, phase, index, data) then phases[#phases + 1] = mapping.status; break end
+    for i, m in ipairs(mapping.matchers) do
+      if matches(D, c, m, phase, index, data) then
+        phases[#phases + 1] = mapping.status
+        -- 0-based, as WorkloadStatus.matched_by: which statusMappings.<status>[i] fired
+        matched[#matched + 1] = i - 1
+        break
+      end
     end
   end
   if #phases == 0 then phases = {"Undefined"} end
@@ -670,7 +675,7 @@ function R.component_status(D, c, data)
     for _, p in ipairs(phases) do if p == name then found = true end end
     if found then primary = name; break end
   end
-  return {phases = phases, primary = primary, phase = phase, conditions = conditions}
+  return {phases = phases, matched = matched, primary = primary, phase = phase, conditions = conditions}
 end
 
 -- the workload's status: its root component's
