@@ -502,7 +502,7 @@ indices = function(v, x)
   if kv == "null" then return NULL end
   if kv == "string" then
     if type(x) ~= "string" then fail("Cannot determine indices of " .. describe(x) .. " in a string") end
-    if x == "" then return NULL end
+    if x == "" then return mkarr({}, 0) end  -- libjq 1.8: no occurrences of an empty needle
     local out, m, from = {}, 0, 1
     while true do
       local p = sfind(v, x, from, true)
@@ -1111,6 +1111,7 @@ function B.implode(v)
   for i = 1, (kind(v) == "empty" and 0 or alen(v)) do
     local c = v[i]
     if type(c) ~= "number" then fail("Unicode codepoint must be numeric") end
+    if c ~= c then fail("number (null) can't be imploded, unicode codepoint needs to be numeric") end
     local n = c >= 0 and floor(c) or -floor(-c)
     out[i] = uchar(n)
   end
@@ -1160,6 +1161,8 @@ function J.test(v, pattern)
 end
 function B.ldexp(_, a, b)
   local x, e = need_num(a), need_num(b)
+  -- C converts a nan or infinite exponent to INT_MIN: the answer is 0 (libjq 1.8)
+  if e ~= e or e == huge or e == -huge then return x ~= x and x or 0 * x end
   local ie = e >= 0 and floor(e) or -floor(-e)
   return x * 2 ^ ie
 end
@@ -1363,7 +1366,7 @@ end
 
 function J.limit(n, f, x, emit)
   if type(n) ~= "number" then fail("Invalid limit: must be a number") end
-  if n < 0 then fail("limit doesn't support negative count") end
+  if n ~= n or n < 0 then fail("limit doesn't support negative count") end  -- nan sorts below 0
   local count = math.ceil(n)
   if count <= 0 then return end
   local seen, stop = 0, {}
@@ -1377,6 +1380,7 @@ end
 
 function J.nth_of(n, f, x, emit)
   if type(n) ~= "number" then fail("Cannot index array with " .. describe(n)) end
+  if n ~= n then fail("nth doesn't support negative indices") end  -- libjq 1.8: nan sorts below 0
   if n < 0 then fail("Out of bounds negative array index") end
   local want = floor(n)
   local seen, got, stop = 0, nil, {}
