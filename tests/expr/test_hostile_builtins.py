@@ -166,3 +166,14 @@ def test_an_error_carrying_a_huge_value_gives_a_bounded_message() -> None:
         compile_expression(f"error({doubling})").all(None)
     assert info.value.message.startswith('[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["a","a"],["a","a"]]')
     assert len(info.value.message) < 5_000
+
+
+def test_comparing_with_a_huge_object_pays_for_sorting_its_keys() -> None:
+    # Found by test_fuzz: `{} > $x` sorted the keys of a 200,000-key $x under a 1-unit charge
+    # (only the left side was measured).
+    huge = {str(i): i for i in range(200_000)}
+    for src in (". as $x | {} > $x", ". as $x | [] < $x", '. as $x | "" >= $x'):
+        out, units, peak = evaluate(src, huge)
+        assert isinstance(out, list), out
+        assert units >= 200_000, (src, units)
+        assert peak <= (2 << 20) + 160 * units, (src, peak, units)

@@ -404,12 +404,18 @@ def ge(meter: Meter, a: Any, b: Any) -> bool:
 
 
 def _compare_measured(meter: Meter, a: Any, b: Any) -> int:
-    ta = type(a)
-    if ta is list or ta is dict:
-        measure(meter, a)
-    elif ta is str and len(a) > STRING_UNIT:
-        charge_text(meter, len(a))
+    # Both sides: comparing objects sorts the keys of each (``{} < $huge`` lists all of $huge's).
+    _measure_compared(meter, a)
+    _measure_compared(meter, b)
     return compare(a, b)
+
+
+def _measure_compared(meter: Meter, v: Any) -> None:
+    t = type(v)
+    if t is list or t is dict:
+        measure(meter, v)
+    elif t is str and len(v) > STRING_UNIT:
+        charge_text(meter, len(v))
 
 
 class SortKey:
