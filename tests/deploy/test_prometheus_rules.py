@@ -76,7 +76,8 @@ def test_every_documented_query_parses(tmp_path: Path) -> None:
 
 def _doc_results_test_file(tmp_path: Path, expected: dict[str, Any]) -> Path:
     """A ``promtool test rules`` file evaluating each entry of ``expected`` on the rules test's
-    synthetic series (both input groups merged) and the entry's own extra series."""
+    synthetic series (its input groups merged), the entry's own extra series and the shipped
+    recording rules (the cost queries read their series)."""
     shipped = yaml.safe_load(RULES_TESTS.read_text())
     series = [s for group in shipped["tests"] for s in group["input_series"]]
     test = {
@@ -88,7 +89,9 @@ def _doc_results_test_file(tmp_path: Path, expected: dict[str, Any]) -> Path:
         ],
     }
     path = tmp_path / "doc-queries.test.yaml"
-    path.write_text(yaml.safe_dump({"rule_files": [], "evaluation_interval": "1m", "tests": [test]}))
+    path.write_text(
+        yaml.safe_dump({"rule_files": [str(RULES)], "evaluation_interval": "1m", "tests": [test]})
+    )
     return path
 
 
