@@ -85,6 +85,9 @@ class State:
     definitions: list[str] = field(default_factory=list)
     #: ``-o`` as given (``None``: config file, environment or ``table`` decide).
     output: str | None = None
+    #: ``--prometheus`` and ``--cost-window`` as given (cli/cost.py; ``None``: not given).
+    prometheus: str | None = None
+    cost_window: str | None = None
 
     #: Definitions that exceeded the expression limits too often in this run (see quarantine()).
     _quarantine: Any = None

@@ -45,6 +45,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from workload_map.views.cost import cost_lines
 from workload_map.views.format import age, columns, cpu_text, memory_text
 from workload_map.views.model import ComponentView, DescribeView, PodView, Resources
 
@@ -230,6 +231,7 @@ def render_describe(
     lines += why_lines(view, now)
     lines += ["", "Resources:"]
     lines += columns(resources_rows(view))
+    lines += cost_lines(v.cost)
     if view.unattributed:
         lines += ["", "Unattributed pods:"]
         urows: list[Row] = [["NAME", "PHASE", "NODE", "REASON"]]
