@@ -100,9 +100,9 @@ def test_cost_section(ui: UI, prometheus: tuple[FakePrometheus, str], admin_toke
     # the rest of the page as without a Prometheus
     assert ui.d.find_element(By.CSS_SELECTOR, "#tile-gpus .value").text == "12"
     ui.js("document.getElementById('cost').scrollIntoView()")
-    ui.screenshot("workload-cost-section")  # for a look (WMAP_UI_SHOTS); the check needs the top bar
+    ui.screenshot("workload-cost")  # docs/server.md's (WMAP_UI_SHOTS); the check needs the top bar
     ui.js("window.scrollTo(0, 0)")
-    shot = ui.screenshot("workload-cost")
+    shot = ui.screenshot("workload-cost-page")
     print("cost screenshot", shot, check_screenshot(shot))
 
 
