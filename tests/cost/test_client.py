@@ -155,3 +155,20 @@ def test_credentials_never_shown() -> None:
         client.query("x")
     assert "s3cret" not in str(info.value) and "alice" not in str(info.value)
     assert str(info.value).startswith(f"Prometheus at {prom.url} refused the query")
+
+
+def test_server_texts_are_escaped() -> None:
+    """A hostile server's error text and warnings cannot reach the terminal raw (escape
+    sequences, forged lines) nor unbounded (cut at 300 characters)."""
+    hostile = "\x1b[2J\x1b[31mbad\nwarning: forged line" + "x" * 5000
+    with (
+        serving(lambda q: error(400, "bad_data\r", hostile), timeout=5) as (_, client),
+        pytest.raises(PrometheusError) as info,
+    ):
+        client.query("x")
+    text = str(info.value)
+    assert "\x1b" not in text and "\n" not in text and "\r" not in text
+    assert "\\x1b[2J\\x1b[31mbad\\nwarning: forged line" in text and len(text) < 800
+    with serving(lambda q: success([], warnings=[hostile]), timeout=5) as (_, client):
+        _, warnings = client.query("x")
+    assert "\x1b" not in warnings[0] and "\n" not in warnings[0] and len(warnings[0]) < 400

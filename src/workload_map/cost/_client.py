@@ -3,7 +3,8 @@ the Kubernetes client: one deadline covers the connection, the server's evaluati
 as the ``timeout`` parameter) and the whole body; the body and the number of result series are
 capped before they are kept; redirects are not followed. Every failure is a
 :class:`~workload_map.errors.PrometheusError` naming the server (without credentials) and what
-went wrong; the callers turn it into a warning."""
+went wrong; the callers turn it into a warning. Texts the server sends (errors, warnings) are
+cut and their control characters escaped before they reach a message (logs.safe_text)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import orjson
 
 from workload_map import __version__
 from workload_map.errors import PrometheusError
+from workload_map.logs import safe_text
 
 __all__ = ["DEFAULT_TIMEOUT", "MAX_BODY", "MAX_SERIES", "PrometheusClient", "Sample", "display_url"]
 
@@ -161,7 +163,7 @@ class PrometheusClient:
 
     def _decode(self, status: int, location: str | None, body: bytes) -> tuple[list[Sample], list[str]]:
         if 300 <= status < 400:
-            where = f" to {display_url(location)}" if location else ""
+            where = f" to {safe_text(display_url(location), MAX_ERROR_TEXT)}" if location else ""
             raise PrometheusError(
                 f"Prometheus at {self.shown} answered with a redirect{where}: give that URL instead"
             )
@@ -170,19 +172,20 @@ class PrometheusClient:
         except orjson.JSONDecodeError:
             doc = None
         if not isinstance(doc, dict):
-            text = body[:MAX_ERROR_TEXT].decode("utf-8", "replace").strip()
+            text = safe_text(body[:MAX_ERROR_TEXT].decode("utf-8", "replace").strip(), MAX_ERROR_TEXT)
             raise PrometheusError(
                 f"Prometheus at {self.shown} answered HTTP {status} without the API's JSON"
                 + (f": {text}" if text else "")
             )
         if doc.get("status") != "success" or status >= 400:
-            kind = str(doc.get("errorType") or f"HTTP {status}")[:MAX_ERROR_TEXT]
-            text = str(doc.get("error") or "")[:MAX_ERROR_TEXT]
+            kind = safe_text(doc.get("errorType") or f"HTTP {status}", MAX_ERROR_TEXT)
+            text = safe_text(doc.get("error") or "", MAX_ERROR_TEXT)
             raise PrometheusError(f"Prometheus at {self.shown} refused the query: {kind}: {text}")
         data = doc.get("data")
         if not isinstance(data, dict) or data.get("resultType") not in ("vector", "scalar"):
             raise PrometheusError(f"Prometheus at {self.shown}: the answer is not an instant vector")
-        warnings = [str(w)[:MAX_ERROR_TEXT] for w in doc.get("warnings") or [] if isinstance(w, str)][:10]
+        raw = doc.get("warnings")
+        warnings = [safe_text(w, MAX_ERROR_TEXT) for w in (raw if isinstance(raw, list) else [])[:10]]
         if data["resultType"] == "scalar":
             return [Sample({}, _number(data.get("result"), self.shown))], warnings
         result = data.get("result")
@@ -210,7 +213,7 @@ def _number(pair: Any, shown: str) -> float:
         value = float(pair[1])
     except ValueError:
         raise PrometheusError(
-            f"Prometheus at {shown}: the sample value {pair[1][:40]!r} is not a number"
+            f"Prometheus at {shown}: the sample value {safe_text(pair[1], 40)!r} is not a number"
         ) from None
     return value
 
@@ -219,4 +222,4 @@ def _reason(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     if "Connection refused" in text or "[Errno 111]" in text:
         return "connection refused"
-    return text[:MAX_ERROR_TEXT]
+    return safe_text(text, MAX_ERROR_TEXT)

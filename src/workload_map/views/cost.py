@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from workload_map.logs import safe_text
 from workload_map.views.format import columns
 
 if TYPE_CHECKING:
@@ -61,7 +62,10 @@ def cost_lines(cost: WorkloadCost | None) -> list[str]:
         lines += ["  " + ln for ln in columns(_totals(cost), pads=2)]
         if cost.components:
             table = [["COMPONENT", "INSTANCE", "COST/H"]]
-            table += [[c.component, c.instance or "-", _money(c.cost_per_hour)] for c in cost.components]
+            table += [
+                [safe_text(c.component), safe_text(c.instance) or "-", _money(c.cost_per_hour)]
+                for c in cost.components
+            ]
             lines += ["  " + ln for ln in columns(table)]
     if cost.queries:
         lines.append("  Queries:")
