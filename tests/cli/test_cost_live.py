@@ -15,7 +15,7 @@ import pytest
 
 from tests.cli.helpers import RUNNING_JOBSET_STATUS, jobset, wmap
 from tests.support.cluster import TestCluster
-from tests.support.fake_prometheus import FakePrometheus, RuleSeries
+from tests.support.fake_prometheus import TRAIN_MEASURES, FakePrometheus, RuleSeries, jobset_labels
 from tests.support.kube import KubeTestClient
 from tests.views.schema_check import check
 
@@ -36,19 +36,9 @@ def seeded(kube: KubeTestClient, namespace: str) -> str:
 
 def rules(namespace: str) -> RuleSeries:
     """The recording rules' series for the JobSet train (3 GPUs) and small (no GPU series)."""
-    labels = {"namespace": namespace, "workload_group": "jobset.x-k8s.io", "workload_kind": "JobSet"}
     r = RuleSeries()
-    r.add(
-        {**labels, "workload_name": "train"},
-        gpuHours=72.0,
-        cost=190.5,
-        costPerHour={"cpu": 0.5, "gpu": 7.5, "memory": 0.25},
-        gpusAllocated=3,
-        idleGpuCostPerHour=1.25,
-        gpuUtilization=62.5,
-        components={("replicatedjob", "leader"): 2.75, ("replicatedjob", "workers"): 5.5},
-    )
-    r.add({**labels, "workload_name": "small"}, cost=1.5, costPerHour={"cpu": 0.0625})
+    r.add(jobset_labels(namespace, "train"), **TRAIN_MEASURES)
+    r.add(jobset_labels(namespace, "small"), cost=1.5, costPerHour={"cpu": 0.0625})
     return r
 
 

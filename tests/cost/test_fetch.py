@@ -8,17 +8,19 @@ import math
 
 import pytest
 
-from tests.support.fake_prometheus import FakePrometheus, RuleSeries, error, success
+from tests.support.fake_prometheus import (
+    TRAIN_MEASURES,
+    FakePrometheus,
+    RuleSeries,
+    error,
+    jobset_labels,
+    success,
+)
 from workload_map.cost import PrometheusSettings, WorkloadRef, fetch_costs, parse_window, selector
 from workload_map.errors import PrometheusError
 
-TRAIN = {
-    "namespace": "ml",
-    "workload_group": "jobset.x-k8s.io",
-    "workload_kind": "JobSet",
-    "workload_name": "train",
-}
-SMALL = {**TRAIN, "workload_name": "small"}
+TRAIN = jobset_labels("ml", "train")
+SMALL = jobset_labels("ml", "small")
 WEB = {"namespace": "ml", "workload_group": "apps", "workload_kind": "Deployment", "workload_name": "web"}
 POD = {"namespace": "ml", "workload_kind": "Pod", "workload_name": "debug"}  # core group: no label
 TRAIN_REF = WorkloadRef("ml", "jobset.x-k8s.io", "JobSet", "train")
@@ -29,16 +31,7 @@ POD_REF = WorkloadRef("ml", "", "Pod", "debug")
 
 def rules() -> RuleSeries:
     r = RuleSeries()
-    r.add(
-        TRAIN,
-        gpuHours=72.0,
-        cost=190.5,
-        costPerHour={"cpu": 0.5, "gpu": 7.5, "memory": 0.25},
-        gpusAllocated=3,
-        idleGpuCostPerHour=1.25,
-        gpuUtilization=62.5,
-        components={("replicatedjob", "leader"): 2.75, ("replicatedjob", "workers"): 5.5},
-    )
+    r.add(TRAIN, **TRAIN_MEASURES)
     r.add(SMALL, cost=1.5, costPerHour={"cpu": 0.0625})  # a CPU-only workload: no GPU series
     return r
 

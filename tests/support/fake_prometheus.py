@@ -93,6 +93,28 @@ class RuleSeries:
         return success(out)
 
 
+#: What the tests' JobSet "train" (3 GPUs, a leader and two workers) gets from the cost rules.
+TRAIN_MEASURES: dict[str, Any] = {
+    "gpuHours": 72.0,
+    "cost": 190.5,
+    "costPerHour": {"cpu": 0.5, "gpu": 7.5, "memory": 0.25},
+    "gpusAllocated": 3,
+    "idleGpuCostPerHour": 1.25,
+    "gpuUtilization": 62.5,
+    "components": {("replicatedjob", "leader"): 2.75, ("replicatedjob", "workers"): 5.5},
+}
+
+
+def jobset_labels(namespace: str, name: str) -> dict[str, str]:
+    """A JobSet's labels on the cost rules' series."""
+    return {
+        "namespace": namespace,
+        "workload_group": "jobset.x-k8s.io",
+        "workload_kind": "JobSet",
+        "workload_name": name,
+    }
+
+
 def measure(query: str) -> str:
     """Which cost measure a query of workload_map.cost asks for."""
     if "count by (__name__)" in query:

@@ -16,7 +16,14 @@ from selenium.webdriver.common.by import By
 
 from tests.server.ui.helpers import UI, check_screenshot
 from tests.support.cluster import TestCluster
-from tests.support.fake_prometheus import Answer, FakePrometheus, RuleSeries, error
+from tests.support.fake_prometheus import (
+    TRAIN_MEASURES,
+    Answer,
+    FakePrometheus,
+    RuleSeries,
+    error,
+    jobset_labels,
+)
 from tests.support.kube import KubeTestClient
 from tests.support.processes import WmapProcess, start_wmap
 from tests.support.seed import create_jobset_tree, running_status
@@ -33,21 +40,7 @@ def prometheus(kube: KubeTestClient) -> Iterator[tuple[FakePrometheus, str]]:
         js, _ = create_jobset_tree(kube, name, ns, ROLES, gpus=4, node="node-a")
         kube.set_status(js, running_status(ROLES))
     rules = RuleSeries()
-    rules.add(
-        {
-            "namespace": ns,
-            "workload_group": "jobset.x-k8s.io",
-            "workload_kind": "JobSet",
-            "workload_name": "train",
-        },
-        gpuHours=288.0,
-        cost=1234.5,
-        costPerHour={"cpu": 0.75, "gpu": 50.0, "memory": 0.5},
-        gpusAllocated=12,
-        idleGpuCostPerHour=12.5,
-        gpuUtilization=75.0,
-        components={("replicatedjob", "leader"): 17.0, ("replicatedjob", "workers"): 34.25},
-    )
+    rules.add(jobset_labels(ns, "train"), **TRAIN_MEASURES)
 
     def answer(query: str) -> Answer:
         if 'workload_name="broken"' in query:
@@ -81,15 +74,15 @@ def test_cost_section(ui: UI, prometheus: tuple[FakePrometheus, str], admin_toke
         "return Object.fromEntries([...document.querySelectorAll('#cost-figures > div')].map(d => [d.id, d.textContent]))"
     )
     assert figures == {
-        "cost-gpu-hours": "GPU-hours288.0 (12 GPUs allocated now)",
-        "cost-total": "Cost1234.50 (now 51.25 per hour: cpu 0.75, gpu 50.00, memory 0.50)",
-        "cost-idle": "Idle GPU cost12.50 per hour (GPU utilisation 75.0%)",
+        "cost-gpu-hours": "GPU-hours72.0 (3 GPUs allocated now)",
+        "cost-total": "Cost190.50 (now 8.25 per hour: cpu 0.50, gpu 7.50, memory 0.25)",
+        "cost-idle": "Idle GPU cost1.25 per hour (GPU utilisation 62.5%)",
     }
     assert ui.d.find_element(By.ID, "cost-title").text == "Cost (last 24h)"
     comps = ui.js(
         "return [...document.querySelectorAll('#cost-components tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))"
     )
-    assert comps == [["replicatedjob", "leader", "17.00"], ["replicatedjob", "workers", "34.25"]]
+    assert comps == [["replicatedjob", "leader", "2.75"], ["replicatedjob", "workers", "5.50"]]
     # the queries shown are the ones the server ran against Prometheus
     shown = ui.js(
         "return [...document.querySelectorAll('#cost-queries li')].map(li => [li.dataset.name, li.querySelector('code').textContent])"
