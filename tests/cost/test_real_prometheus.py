@@ -13,25 +13,21 @@ parameter in the form Prometheus parses, subqueries over real storage, an empty
 from __future__ import annotations
 
 import re
-import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 import yaml
 
+from tests.support.prometheus import PROMETHEUS, PROMTOOL, running_prometheus
 from workload_map.cost import PrometheusClient, PrometheusSettings, WorkloadRef, fetch_costs
 from workload_map.errors import PrometheusError
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "deploy" / "prometheus" / "wmap-rules.yaml"
 RULES_TESTS = ROOT / "deploy" / "prometheus" / "wmap-rules.test.yaml"
-PROMETHEUS = shutil.which("prometheus")
-PROMTOOL = shutil.which("promtool")
 
 pytestmark = pytest.mark.skipif(
     PROMETHEUS is None or PROMTOOL is None,
@@ -93,17 +89,9 @@ def _openmetrics(now: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _free_port() -> int:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port: int = sock.getsockname()[1]
-    sock.close()
-    return port
-
-
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    assert PROMETHEUS is not None and PROMTOOL is not None
+    assert PROMTOOL is not None
     d = tmp_path_factory.mktemp("prometheus")
     data = d / "data.om"
     data.write_text(_openmetrics(int(time.time())))
@@ -114,49 +102,10 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         timeout=120,
     )
     assert made.returncode == 0, made.stdout + made.stderr
-    config = d / "prometheus.yml"
-    config.write_text(yaml.safe_dump({"global": {"evaluation_interval": "1s"}, "rule_files": [str(RULES)]}))
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = (d / "prometheus.log").open("w")
-    proc = subprocess.Popen(
-        [
-            PROMETHEUS,
-            f"--config.file={config}",
-            f"--storage.tsdb.path={d / 'tsdb'}",
-            f"--web.listen-address=127.0.0.1:{port}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 90
-        while True:  # ready, and the rules evaluated once on the stored inputs
-            try:
-                r = httpx.get(
-                    url + "/api/v1/query",
-                    params={"query": "workload:wmap_idle_gpu_cost_per_hour:sum"},
-                    timeout=5,
-                )
-                if r.status_code == 200 and r.json()["data"]["result"]:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                raise AssertionError(
-                    f"prometheus did not come up:\n{(d / 'prometheus.log').read_text()[-3000:]}"
-                )
-            time.sleep(0.5)
+    config = {"global": {"evaluation_interval": "1s"}, "rule_files": [str(RULES)]}
+    # ready once the rules were evaluated on the stored inputs
+    with running_prometheus(d, config, "workload:wmap_idle_gpu_cost_per_hour:sum") as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def test_workload_costs_from_a_real_server(prometheus: str) -> None:
