@@ -13,13 +13,14 @@ The CLI as a client of a malicious API server:
 - ``endless-continue``: every list page carries a new ``continue`` token;
 - ``discovery-100k-groups``: ``/apis`` names 100,000 groups;
 - ``redirect-empty``: every GET answers 302 with an empty body;
-- ``exec-plugin-sleeps``: the kubeconfig's exec plugin sleeps for ever (plugins still alive after exit are counted);
+- ``exec-plugin-sleeps``: the kubeconfig's exec plugin sleeps for ever (plugins alive after exit counted);
 - ``exec-plugin-interrupted``: the same, and ``wmap`` gets SIGINT 2 s into the plugin's run.
 
 ``wmap serve`` (half-open connections, slow heads and floods come from 127.0.0.2, the probes and the
 authenticated client from 127.0.0.1, so the server sees two clients):
 
-- ``serve-half-open-300``: 300 connections that send nothing, then ``/healthz`` and an authenticated ``/api/v1/whoami``;
+- ``serve-half-open-300``: 300 connections that send nothing, while ``/healthz`` and an authenticated
+  ``/api/v1/whoami`` are probed;
 - ``serve-slowloris-300``: 300 connections that send a partial head and then a byte every second;
 - ``serve-header-100k``: one request head with a 100 KB header;
 - ``serve-dry-run-read-only``: ``POST /api/v1/workload-types?dryRun=true`` while writes are disabled.
@@ -46,7 +47,7 @@ import textwrap
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 

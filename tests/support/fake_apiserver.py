@@ -261,7 +261,7 @@ class FakeApiServer:
                     {**doc, "status": {"allowed": True, "reason": "fake: everything allowed"}}, 201
                 )
         return Reply.json(
-            status_doc(404, "NotFound", f"the server could not find the requested resource"), 404
+            status_doc(404, "NotFound", "the server could not find the requested resource"), 404
         )
 
     def _token_review(self, seen: Seen) -> Reply:
