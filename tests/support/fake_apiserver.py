@@ -159,7 +159,14 @@ class FakeApiServer:
     def on(self, method: str, path: str | re.Pattern[str], handler: Handler | Reply) -> None:
         """Answer ``method path`` (an exact path or a compiled pattern matched in full) with
         ``handler(seen)``; the latest rule wins, and a handler returning None falls through."""
-        fn: Handler = (lambda _seen, r=handler: r) if isinstance(handler, Reply) else handler
+        if isinstance(handler, Reply):
+            reply = handler
+
+            def fn(_seen: Seen) -> Reply | None:
+                return reply
+
+        else:
+            fn = handler
         with self._lock:
             self._routes.insert(0, (method.upper(), path, fn))
 

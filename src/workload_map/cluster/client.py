@@ -591,10 +591,11 @@ class KubeClient:
                     method="GET",
                     path=path,
                 )
+            pages += 1
             left = self.max_list_seconds - spent
             why = (
                 f"the list took more than {self.max_list_seconds:g}s of requests "
-                f"(MAX_LIST_SECONDS) and was stopped after {pages} pages"
+                f"(MAX_LIST_SECONDS); it was stopped at page {pages}"
             )
             if left <= 0:
                 raise ConnectionFailedError(f"{where}: {why}", server=self.config.server)
@@ -604,7 +605,6 @@ class KubeClient:
             if token:
                 params["continue"] = token
                 params["resourceVersion"] = None  # not allowed together with continue
-            pages += 1
             started = self._clock()
             try:
                 page = self.get(path, params, until=self.deadline(left, why))
