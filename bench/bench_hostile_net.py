@@ -57,6 +57,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.support.fake_apiserver import FakeApiServer, Reply, Seen  # noqa: E402
+from tests.support.pids import alive  # noqa: E402
 
 PODS = "/api/v1/namespaces/default/pods"
 GET_PODS = ["get", "pods", "--generic", "-n", "default"]
@@ -227,17 +228,6 @@ def _sleeping_plugin(directory: Path) -> dict[str, object]:
     }
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    with contextlib.suppress(OSError):
-        return stat.read_text().split(") ", 1)[1][0] != "Z"
-    return False
-
-
 def _plugin_report(directory: Path) -> list[str]:
     pids = (
         [int(p) for p in (directory / "plugin-pids").read_text().split()]
@@ -246,11 +236,11 @@ def _plugin_report(directory: Path) -> list[str]:
     )
     runs = len(pids) // 2
     time.sleep(0.5)
-    alive = [p for p in pids if _alive(p)]
-    for pid in alive:  # ours: started by this benchmark's wmap; stop them by id
+    living = [p for p in pids if alive(p)]
+    for pid in living:  # ours: started by this benchmark's wmap; stop them by id
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    return [f"plugin runs {runs}", f"plugin processes alive after exit {len(alive)}"]
+    return [f"plugin runs {runs}", f"plugin processes alive after exit {len(living)}"]
 
 
 # ------------------------------------------------------------------------------------- serve attacks

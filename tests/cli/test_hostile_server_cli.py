@@ -22,6 +22,7 @@ import pytest
 
 from tests.cli.helpers import wmap
 from tests.support.fake_apiserver import FakeApiServer, Reply
+from tests.support.pids import alive, gone
 from workload_map.cluster.decode import MAX_DECODED_VALUES
 from workload_map.cluster.discovery import MAX_DISCOVERY_GROUPS
 
@@ -114,24 +115,6 @@ def plugin_kubeconfig(fake: FakeApiServer, tmp_path: Path, body: str) -> tuple[P
         }
     }
     return fake.kubeconfig(tmp_path / "kc", user=exec_block), pids
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().split(") ", 1)[1][0] != "Z"
-
-
-def gone(pids: list[int]) -> bool:
-    """Poll until every pid is gone (SIGKILL is asynchronous); no time limit is asserted."""
-    for _ in range(500):
-        if not any(alive(p) for p in pids):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_a_failing_plugin_runs_once_for_the_whole_command(fake: FakeApiServer, tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 
 import pytest
 
+from tests.support.pids import gone
 from workload_map.cluster.auth import EXEC_FAILURE_HOLD, ExecCredentialProvider, stop_exec_plugins
 from workload_map.cluster.kubeconfig import ExecConfig
 from workload_map.errors import ExecPluginError
@@ -53,23 +54,6 @@ def runs(pids: Path) -> list[int]:
     return [int(p) for p in pids.read_text().split()] if pids.exists() else []
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().split(") ", 1)[1][0] != "Z"
-
-
-def gone(pid: int) -> bool:
-    for _ in range(500):
-        if not alive(pid):
-            return True
-        time.sleep(0.02)
-    return False
-
-
 def in_threads(count: int, fn: object) -> list[object]:
     """``fn()`` on ``count`` threads started together; each result or exception."""
     results: list[object] = [None] * count
@@ -104,8 +88,7 @@ def test_a_plugin_past_its_deadline_runs_once_for_every_waiting_thread(tmp_path:
     assert all(isinstance(r, ExecPluginError) for r in results)
     script = tmp_path / "plugin"
     assert {str(r) for r in results} == {f'exec plugin "{script}" did not finish within 0.5s; it was stopped'}
-    (pid,) = runs(pids)
-    assert gone(pid)
+    assert gone(runs(pids))
 
 
 def test_a_failure_stands_for_the_hold_then_the_plugin_runs_again(tmp_path: Path) -> None:
@@ -162,7 +145,7 @@ def test_stop_exec_plugins_kills_a_running_plugin_with_its_children(tmp_path: Pa
     assert stop_exec_plugins() == 1
     waiter.join(60)
     assert not waiter.is_alive() and failure  # the waiting thread got an error, not a hang
-    assert gone(pid) and gone(child)
+    assert gone([pid, child])
     assert stop_exec_plugins() == 0
 
 
@@ -185,5 +168,5 @@ def test_an_interactive_plugin_past_its_deadline_is_stopped_with_its_process_tre
     finally:
         os.close(leader)
         os.close(follower)
-    (pid,) = runs(pids)
-    assert gone(pid) and gone(int(child_pid.read_text()))
+    assert len(runs(pids)) == 1
+    assert gone([*runs(pids), int(child_pid.read_text())])

@@ -12,20 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from tests.server.conftest import AppFactory
+from tests.server.conftest import AppFactory, uvicorn_on_loopback
 from workload_map.server.errors import HttpError
 from workload_map.server.limits import (
     BodyLimit,
@@ -86,32 +84,15 @@ def _app(limits: Limits, gate: Gate | None = None) -> Starlette:
 
 
 @contextmanager
-def running(limits: Limits, gate: Gate | None = None) -> Iterator[tuple[tuple[str, int], uvicorn.Server]]:
-    """A real uvicorn on a free loopback port with the options ``wmap serve`` passes."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    config = uvicorn.Config(
-        _app(limits, gate), host="127.0.0.1", port=port, log_level="critical", **uvicorn_options(limits)
-    )
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if srv.started:
-            break
-        time.sleep(0.05)
-    try:
-        yield ("127.0.0.1", port), srv
-    finally:
-        srv.should_exit = True
-        thread.join(10)
+def running(limits: Limits, gate: Gate | None = None) -> Iterator[tuple[str, int]]:
+    """The test app under a real uvicorn on loopback, with the options ``wmap serve`` passes."""
+    with uvicorn_on_loopback(_app(limits, gate), limits) as port:
+        yield "127.0.0.1", port
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[str, int]]:
-    with running(LIMITS) as (addr, _):
+    with running(LIMITS) as addr:
         yield addr
 
 
@@ -213,7 +194,7 @@ def test_many_header_lines_count_together(server: tuple[str, int]) -> None:
 
 def test_a_head_arriving_in_pieces_past_the_limit_is_cut_before_it_ends() -> None:
     # The head never ends and the head deadline is far: only the size limit can end it.
-    with running(Limits(header_timeout=60.0)) as (addr, _), socket.create_connection(addr, timeout=30) as s:
+    with running(Limits(header_timeout=60.0)) as addr, socket.create_connection(addr, timeout=30) as s:
         s.sendall(b"GET /ping HTTP/1.1\r\nHost: x\r\n")
         reply = b""
         try:
@@ -282,7 +263,7 @@ def _wait_until(check: Callable[[], bool]) -> bool:
 
 def test_one_client_cannot_hold_every_connection() -> None:
     limits = Limits(header_timeout=30.0, max_connections=64, max_connections_per_client=4)
-    with running(limits) as (addr, _):
+    with running(limits) as addr:
         held = [_connect(addr, "127.0.0.2") for _ in range(4)]  # half-open: nothing sent
         try:
             extra = _connect(addr, "127.0.0.2")
@@ -301,7 +282,7 @@ def test_one_client_cannot_hold_every_connection() -> None:
 
 def test_at_the_connection_ceiling_the_oldest_half_open_connection_makes_room() -> None:
     limits = Limits(header_timeout=30.0, max_connections=4, max_connections_per_client=4)
-    with running(limits) as (addr, _):
+    with running(limits) as addr:
         held = [_connect(addr, f"127.0.0.{i + 2}") for i in range(4)]
         try:
             time.sleep(0.2)  # accepted, in that order
@@ -316,40 +297,36 @@ def test_at_the_connection_ceiling_the_oldest_half_open_connection_makes_room() 
                 s.close()
 
 
-def test_connections_busy_with_requests_are_never_evicted() -> None:
+@contextmanager
+def two_slow_requests(limits: Limits, source: str) -> Iterator[tuple[str, int]]:
+    """A server with two ``/slow`` requests from ``source`` in flight until the block ends."""
     gate = Gate()
-    limits = Limits(header_timeout=30.0, max_connections=2, max_connections_per_client=8)
-    with running(limits, gate) as (addr, _):
-        busy = [_connect(addr, "127.0.0.2") for _ in range(2)]
+    with running(limits, gate) as addr:
+        busy = [_connect(addr, source) for _ in range(2)]
         try:
             for s in busy:
                 s.sendall(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
             assert _wait_until(lambda: gate.waiting == 2)
-            refused = _get(addr, "/ping")
-            assert refused.startswith(b"HTTP/1.1 503") and b"busy connections" in refused
+            yield addr
         finally:
             gate.open()
             for s in busy:
                 s.close()
+
+
+def test_connections_busy_with_requests_are_never_evicted() -> None:
+    limits = Limits(header_timeout=30.0, max_connections=2, max_connections_per_client=8)
+    with two_slow_requests(limits, "127.0.0.2") as addr:
+        refused = _get(addr, "/ping")
+        assert refused.startswith(b"HTTP/1.1 503") and b"busy connections" in refused
 
 
 def test_api_requests_in_flight_are_bounded_but_health_probes_are_not() -> None:
-    gate = Gate()
-    limits = Limits(header_timeout=30.0, max_requests=2)
-    with running(limits, gate) as (addr, _):
-        busy = [_connect(addr, "127.0.0.1") for _ in range(2)]
-        try:
-            for s in busy:
-                s.sendall(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-            assert _wait_until(lambda: gate.waiting == 2)
-            refused = _get(addr, "/ping")
-            assert refused.startswith(b"HTTP/1.1 503"), refused[:80]
-            assert b"the server is answering 2 requests; retry shortly" in refused
-            assert _get(addr, "/healthz").startswith(b"HTTP/1.1 200")
-        finally:
-            gate.open()
-            for s in busy:
-                s.close()
+    with two_slow_requests(Limits(header_timeout=30.0, max_requests=2), "127.0.0.1") as addr:
+        refused = _get(addr, "/ping")
+        assert refused.startswith(b"HTTP/1.1 503"), refused[:80]
+        assert b"the server is answering 2 requests; retry shortly" in refused
+        assert _get(addr, "/healthz").startswith(b"HTTP/1.1 200")
 
 
 @pytest.mark.cluster

@@ -22,14 +22,14 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 import yaml
 from starlette.routing import Route
 
+from tests.server.conftest import uvicorn_on_loopback
 from tests.support.fake_apiserver import FakeApiServer, Reply, Seen
 from workload_map.cluster.kubeconfig import ConnectionOptions, load_cluster_config
 from workload_map.server.app import READ_METHODS, ServerSettings, create_app
-from workload_map.server.limits import Limits, uvicorn_options
+from workload_map.server.limits import Limits
 from workload_map.server.state import ClusterState
 
 GOOD = {"Authorization": "Bearer good-token"}
@@ -49,31 +49,13 @@ def serve(tmp_path: Path, *, enable_writes: bool = False, limits: Limits | None 
         config = load_cluster_config(ConnectionOptions(kubeconfig=str(fake.kubeconfig(tmp_path / "kc"))))
         settings = ServerSettings(enable_writes=enable_writes, limits=limits or Limits())
         app = create_app(ClusterState(config, sync_timeout=30.0), settings)
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        sock.close()
-        srv = uvicorn.Server(
-            uvicorn.Config(
-                app, host="127.0.0.1", port=port, log_level="critical", **uvicorn_options(settings.limits)
-            )
-        )
-        thread = threading.Thread(target=srv.run, daemon=True)
-        thread.start()
-        for _ in range(400):
-            if srv.started:
-                break
-            time.sleep(0.05)
-        url = f"http://127.0.0.1:{port}"
-        for _ in range(600):  # ready: the informers on the fake cluster have synced
-            if httpx.get(url + "/readyz", timeout=30).status_code == 200:
-                break
-            time.sleep(0.1)
-        try:
+        with uvicorn_on_loopback(app, settings.limits) as port:
+            url = f"http://127.0.0.1:{port}"
+            for _ in range(600):  # ready: the informers on the fake cluster have synced
+                if httpx.get(url + "/readyz", timeout=30).status_code == 200:
+                    break
+                time.sleep(0.1)
             yield Serve(url, port, fake)
-        finally:
-            srv.should_exit = True
-            thread.join(20)
 
 
 def hold(port: int, count: int, first: bytes = b"") -> list[socket.socket]:
