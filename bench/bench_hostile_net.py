@@ -10,6 +10,8 @@ HTTP answers the attack was after).
 The CLI as a client of a malicious API server:
 
 - ``gzip-tiny-objects``: a list page of 80,000,000 empty objects (240 MB inflated, about 230 KB gzipped);
+- ``tiny-objects-under-ceiling``: 3,990,000 of them, just under ``MAX_DECODED_VALUES``: the most a
+  page of tiny objects can still cost once the ceiling is in place;
 - ``endless-continue``: every list page carries a new ``continue`` token;
 - ``discovery-100k-groups``: ``/apis`` names 100,000 groups;
 - ``redirect-empty``: every GET answers 302 with an empty body;
@@ -164,18 +166,18 @@ def _tiny_objects_gzip(count: int) -> bytes:
     return b"".join(parts)
 
 
-_BOMB: list[bytes] = []
+_BOMBS: dict[int, bytes] = {}
 
 
-def gzip_tiny_objects(fake: FakeApiServer) -> list[str]:
-    if not _BOMB:
-        _BOMB.append(_tiny_objects_gzip(80_000_000))
-    fake.on(
-        "GET",
-        PODS,
-        Reply(200, _BOMB[0], {"Content-Type": "application/json", "Content-Encoding": "gzip"}),
-    )
-    return GET_PODS
+def tiny_objects(count: int) -> Callable[[FakeApiServer], list[str]]:
+    def setup(fake: FakeApiServer) -> list[str]:
+        if count not in _BOMBS:
+            _BOMBS[count] = _tiny_objects_gzip(count)
+        headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+        fake.on("GET", PODS, Reply(200, _BOMBS[count], headers))
+        return GET_PODS
+
+    return setup
 
 
 def endless_continue(fake: FakeApiServer) -> list[str]:
@@ -380,7 +382,8 @@ class ServerAttack:
 
 
 CLIENT_ATTACKS = [
-    ClientAttack("gzip-tiny-objects", gzip_tiny_objects),
+    ClientAttack("gzip-tiny-objects", tiny_objects(80_000_000)),
+    ClientAttack("tiny-objects-under-ceiling", tiny_objects(3_990_000)),
     ClientAttack("endless-continue", endless_continue),
     ClientAttack("discovery-100k-groups", discovery_groups),
     ClientAttack("redirect-empty", redirect_empty),

@@ -25,6 +25,7 @@ from tests.support.fake_apiserver import FakeApiServer, Reply, Seen, status_doc
 from workload_map.cluster.client import KubeClient
 from workload_map.cluster.decode import INFLATE_PIECE, MAX_DECODED_VALUES, value_count
 from workload_map.cluster.discovery import (
+    MAX_DISCOVERY_DOCUMENT_VALUES,
     MAX_DISCOVERY_GROUP_VERSIONS,
     MAX_DISCOVERY_GROUPS,
     MAX_DISCOVERY_RESOURCES,
@@ -323,6 +324,18 @@ def test_too_many_resources_in_one_group_version_fail_the_discovery(fake: FakeAp
     )
     with pytest.raises(ApiError, match=r"more than \d+ resources \(MAX_DISCOVERY_RESOURCES\)"):
         discovery(fake).resources()
+
+
+def test_a_discovery_document_has_a_value_ceiling_of_its_own(fake: FakeApiServer) -> None:
+    # Eight group versions are read at once: each document is held far under the client's ceiling.
+    junk = {"kind": "APIResourceList", "groupVersion": "v1", "resources": [], "junk": [0] * 1_100_000}
+    fake.on("GET", "/api/v1", Reply.json(junk))
+    found = discovery(fake)
+    assert [r.name for r in found.resources()] == ["kartas"]  # v1 failed; a broken one hides no other
+    assert found.failed_groups["v1"] == (
+        f"GET /api/v1 on {fake.url}: the API server's response holds more than "
+        f"{MAX_DISCOVERY_DOCUMENT_VALUES} JSON values (MAX_DISCOVERY_DOCUMENT_VALUES); it was not decoded"
+    )
 
 
 def test_aggregated_discovery_has_the_same_ceilings(fake: FakeApiServer) -> None:

@@ -324,11 +324,13 @@ class KubeClient:
         timeout: httpx.Timeout | None = None,
         accept: str | None = None,
         until: Deadline | None = None,
+        values: tuple[int, str] | None = None,
     ) -> httpx.Response:
         """Send a request with retries; raise ApiError subclasses for HTTP errors.
 
         With ``stream=True`` the caller must close the returned response. ``until`` is an outer
-        deadline (a whole list's or discovery's) that shortens the request's own.
+        deadline (a whole list's or discovery's) that shortens the request's own; ``values`` a
+        lower value ceiling for this body than the client's, with the name of its constant.
         """
         if idempotent is None:
             idempotent = method in ("GET", "HEAD", "PUT", "DELETE", "OPTIONS")
@@ -396,7 +398,7 @@ class KubeClient:
             if status < 400:
                 self._warn(response)
                 if not stream:
-                    self._read_body(response, deadline, method, raw_path)
+                    self._read_body(response, deadline, method, raw_path, values=values)
                 return response
             retry = status in (429, 503) or (idempotent and status in (500, 502, 504))
             delay = self._backoff(attempt, response.headers.get("retry-after")) if retry else 0.0
@@ -465,6 +467,7 @@ class KubeClient:
         path: str,
         *,
         limit: int | None = None,
+        values: tuple[int, str] | None = None,
     ) -> bytes:
         """Read the body within the deadline and the ceilings; the response keeps it as ``.content``.
 
@@ -474,10 +477,11 @@ class KubeClient:
         bytes defeats the per-read timeout).
         """
         cap = self.max_response_bytes if limit is None else limit
+        most, name = (self.max_values, "MAX_DECODED_VALUES") if values is None else values
         where = self.where(method, path)
         chunks: list[bytes] = []
         size = 0
-        values = 0
+        counted = 0
         try:
             for chunk in decoded_chunks(response, where):
                 size += len(chunk)
@@ -493,9 +497,9 @@ class KubeClient:
                         path=path,
                     )
                 if limit is None:
-                    values += value_count(chunk)
-                    if values > self.max_values:
-                        raise too_many_values(response.status_code, where, self.max_values)
+                    counted += value_count(chunk)
+                    if counted > most:
+                        raise too_many_values(response.status_code, where, most, name)
                 chunks.append(chunk)
                 if deadline is not None and self._clock() > deadline.at:
                     raise self._timed_out(method, path, deadline)
@@ -527,10 +531,16 @@ class KubeClient:
         return self._json(self.request("GET", path, params=params, until=until))
 
     def get_document(
-        self, path: str, *, accept: str | None = None, until: Deadline | None = None
+        self,
+        path: str,
+        *,
+        accept: str | None = None,
+        until: Deadline | None = None,
+        values: tuple[int, str] | None = None,
     ) -> tuple[dict[str, Any], str]:
-        """GET a JSON object with its Content-Type (discovery tells aggregated documents by it)."""
-        response = self.request("GET", path, accept=accept, until=until)
+        """GET a JSON object with its Content-Type (discovery tells aggregated documents by it);
+        ``values``: a value ceiling of its own, with its constant's name."""
+        response = self.request("GET", path, accept=accept, until=until, values=values)
         return self._json(response), response.headers.get("content-type", "")
 
     def _json(self, response: httpx.Response) -> dict[str, Any]:

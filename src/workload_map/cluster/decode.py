@@ -60,12 +60,14 @@ def value_count(data: bytes) -> int:
     return data.count(b"{") + data.count(b"[") + data.count(b",")
 
 
-def too_many_values(status: int, where: str, limit: int = MAX_DECODED_VALUES) -> ApiError:
+def too_many_values(
+    status: int, where: str, limit: int = MAX_DECODED_VALUES, name: str = "MAX_DECODED_VALUES"
+) -> ApiError:
     return ApiError(
         status,
         "ResponseTooLarge",
-        f"{where}: the API server's response holds more than {limit} JSON values "
-        "(MAX_DECODED_VALUES); it was not decoded",
+        f"{where}: the API server's response holds more than {limit} JSON values ({name}); "
+        "it was not decoded",
     )
 
 

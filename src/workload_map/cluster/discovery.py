@@ -7,7 +7,8 @@ Kubernetes 1.26+) answer everything in the two root requests instead.
 Ceilings (a server's discovery is read whole, so a hostile one could otherwise make it endless): at
 most :data:`MAX_DISCOVERY_GROUPS` API groups, :data:`MAX_DISCOVERY_GROUP_VERSIONS` group versions
 (one request each), :data:`MAX_DISCOVERY_RESOURCES` resources in all and
-:data:`MAX_DISCOVERY_SECONDS` for the whole discovery; past one, discovery fails with an error
+:data:`MAX_DISCOVERY_SECONDS` for the whole discovery, and :data:`MAX_DISCOVERY_DOCUMENT_VALUES`
+JSON values per document (several are read at once); past one, discovery fails with an error
 naming the ceiling and the server.
 
 Caching: in memory per :class:`Discovery` and on disk under
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_TTL",
+    "MAX_DISCOVERY_DOCUMENT_VALUES",
     "MAX_DISCOVERY_GROUPS",
     "MAX_DISCOVERY_GROUP_VERSIONS",
     "MAX_DISCOVERY_RESOURCES",
@@ -81,6 +83,10 @@ MAX_DISCOVERY_GROUP_VERSIONS = 4_000
 MAX_DISCOVERY_RESOURCES = 50_000
 #: Seconds one whole discovery may take (its requests in parallel included).
 MAX_DISCOVERY_SECONDS = 120.0
+#: JSON values one discovery document may hold (about 20 per resource): discovery reads several at
+#: once, so each gets a ceiling of its own, far under the client's.
+MAX_DISCOVERY_DOCUMENT_VALUES = 1_000_000
+_DOCUMENT_VALUES = (MAX_DISCOVERY_DOCUMENT_VALUES, "MAX_DISCOVERY_DOCUMENT_VALUES")
 _AGGREGATED_ACCEPT = (
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
     "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
@@ -475,7 +481,9 @@ class Discovery:
 
     def _get_root(self, path: str, until: Deadline | None = None) -> tuple[dict[str, Any], bool]:
         self.fetches += 1
-        doc, content_type = self.client.get_document(path, accept=_AGGREGATED_ACCEPT, until=until)
+        doc, content_type = self.client.get_document(
+            path, accept=_AGGREGATED_ACCEPT, until=until, values=_DOCUMENT_VALUES
+        )
         return doc, "apidiscovery.k8s.io" in content_type
 
     def _deadline(self) -> Deadline:
@@ -532,7 +540,8 @@ class Discovery:
     ) -> list[APIResource]:
         path = f"/apis/{group}/{version}" if group else f"/api/{version}"
         self.fetches += 1
-        return _parse_resource_list(group, version, self.client.get(path, until=until), preferred, budget)
+        doc, _ = self.client.get_document(path, until=until, values=_DOCUMENT_VALUES)
+        return _parse_resource_list(group, version, doc, preferred, budget)
 
     def _fetch_served(self, api_version: str) -> list[APIResource]:
         """One group version's resources from the server (``[]`` when it is not served)."""
