@@ -5,10 +5,11 @@ orjson decodes a whole document at once, and what it builds is not bounded by th
 empty object ``{}`` is three bytes on the wire and about seventy in Python, so a list of tiny objects
 under the byte cap (:data:`~workload_map.cluster.client.MAX_RESPONSE_BYTES`), sent gzipped in a few
 hundred kilobytes, decodes to gigabytes. So every body is counted as it arrives: a JSON value other
-than the first starts after a ``,`` or opens a ``{`` or ``[``, hence their number bounds the values a
-document holds (the same characters inside strings only raise the count: Kubernetes objects count
-within a few percent of their real number), and a body past :data:`MAX_DECODED_VALUES` is refused
-before it is parsed; reading stops there. A Python value costs 50 to 110 bytes, so the ceiling
+than the first starts after a ``,`` or opens a ``{`` or ``[``, hence their number plus one bounds
+the values a document holds (the same characters inside strings only raise the count: objects
+recorded from real operators count within 10 % of their true number, CRDs with long schema
+descriptions within 1.5 times), and a body past :data:`MAX_DECODED_VALUES` is refused before it is
+parsed; reading stops there. A Python value costs 50 to 110 bytes, so the ceiling
 bounds what one decoded document can take at a few hundred megabytes whatever its shape.
 
 Compressed bodies are inflated here, never by httpx: only gzip is asked for (as client-go does) and
