@@ -130,8 +130,26 @@ def test_a_list_page_over_the_ceiling_is_asked_for_again_in_halves(fake: FakeApi
         got = kube.list_all(PODS, limit=40)
     assert [p["metadata"]["name"] for p in got] == [f"p{i}" for i in range(40)]
     limits = [int(s.param("limit") or 0) for s in fake.seen(PODS)]
-    assert limits[:3] == [40, 20, 10]  # 40 and 20 were over the ceiling; 10 fits
-    assert set(limits[2:]) == {10}
+    # 40 and 20 were over the ceiling, 10 fits; the next page tries 20 again, and so on.
+    assert limits == [40, 20, 10, 20, 10, 20, 10, 20]  # the last 20 brings the last 10 pods
+
+
+def test_after_one_huge_page_the_page_size_comes_back(fake: FakeApiServer) -> None:
+    pods = [pod(f"p{i}") for i in range(64)]
+    pods[0]["junk"] = list(range(300))  # only the first object is huge
+
+    def pages(seen: Seen) -> Reply:
+        limit = int(seen.param("limit") or 0)
+        start = int(seen.param("continue") or 0)
+        nxt = str(start + limit) if start + limit < len(pods) else None
+        return Reply.json(pod_list(pods[start : start + limit], nxt))
+
+    fake.on("GET", PODS, pages)
+    with client(fake, max_values=400) as kube:
+        assert len(kube.list_all(PODS, limit=16)) == 64
+    limits = [int(s.param("limit") or 0) for s in fake.seen(PODS)]
+    assert limits[:5] == [16, 8, 4, 8, 16]  # down until the huge object fits, then back up
+    assert set(limits[5:]) == {16}
 
 
 def test_a_page_that_no_halving_brings_under_the_ceiling_is_an_error(fake: FakeApiServer) -> None:

@@ -578,8 +578,9 @@ class KubeClient:
         ``limit`` is the chunk size (0 = no paging). If the continue token expires (410), the list
         restarts from the first page once and ``on_relist(message)`` is called: objects from pages
         already yielded can then be yielded again, so deduplicate by ``metadata.uid``. A page over
-        the byte or value ceiling is asked for again with half the ``limit`` (down to 1); a list
-        is stopped after :data:`MAX_LIST_PAGES` pages or :data:`MAX_LIST_SECONDS` of requests.
+        the byte or value ceiling is asked for again with half the ``limit`` (down to 1; the pages
+        after it double back up to ``limit``); a list is stopped after :data:`MAX_LIST_PAGES`
+        pages or :data:`MAX_LIST_SECONDS` of requests.
         """
         base: dict[str, Any] = {
             "labelSelector": label_selector or None,
@@ -588,6 +589,7 @@ class KubeClient:
         }
         token: str | None = None
         relisted = False
+        requested = limit
         pages = 0
         spent = 0.0  # seconds spent in this list's requests
         where = self.where("GET", path)
@@ -633,6 +635,7 @@ class KubeClient:
                 continue
             finally:
                 spent += self._clock() - started
+            limit = min(requested, limit * 2)  # after a halving, back up page by page
             if page.get("items") is None:
                 page["items"] = []
             yield page
