@@ -478,6 +478,9 @@ def main() -> int:
     )
     ap.add_argument("--rss-limit-mb", type=float, default=2500.0, help="RSS at which the process is killed")
     args = ap.parse_args()
+    # A shell starts background jobs with SIGINT ignored, and children inherit that: handle it here
+    # so that the wmap processes get the default (the interrupt attack needs it).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     trees = [Tree(p.resolve()) for p in (args.tree or [ROOT])]
     resource.setrlimit(resource.RLIMIT_NOFILE, (4096, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
     names = [a.name for a in CLIENT_ATTACKS + SERVER_ATTACKS]

@@ -139,6 +139,8 @@ def test_a_sleeping_plugin_dies_with_wmap(fake: FakeApiServer, tmp_path: Path, s
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # A shell's background job inherits SIGINT ignored; wmap must see it as a terminal sends it.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         for _ in range(3000):  # until the plugin and its child have started

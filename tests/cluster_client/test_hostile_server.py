@@ -332,21 +332,36 @@ def test_too_many_group_versions_are_refused_before_they_are_read(fake: FakeApiS
     assert not [s for s in fake.requests if s.path.startswith("/apis/g")]
 
 
-def test_too_many_resources_in_one_group_version_fail_the_discovery(fake: FakeApiServer) -> None:
-    rows = [
-        {"name": f"r{i}", "singularName": "", "namespaced": True, "kind": f"R{i}", "verbs": ["list"]}
-        for i in range(MAX_DISCOVERY_RESOURCES + 1)
-    ]
+def test_too_many_resources_over_the_group_versions_fail_the_discovery(fake: FakeApiServer) -> None:
+    per_group = 9_000  # each document under its own value ceiling; together over the resources
+    count = MAX_DISCOVERY_RESOURCES // per_group + 1
     fake.on(
-        "GET", "/api/v1", Reply.json({"kind": "APIResourceList", "groupVersion": "v1", "resources": rows})
+        "GET",
+        "/apis",
+        Reply.json({"kind": "APIGroupList", "groups": [group(f"g{i}.x") for i in range(count)]}),
     )
-    with pytest.raises(ApiError, match=r"more than \d+ resources \(MAX_DISCOVERY_RESOURCES\)"):
+    for i in range(count):
+        rows = [
+            {"name": f"r{j}", "singularName": "", "namespaced": True, "kind": f"R{j}", "verbs": ["list"]}
+            for j in range(per_group)
+        ]
+        fake.on("GET", f"/apis/g{i}.x/v1", Reply.json({"kind": "APIResourceList", "resources": rows}))
+    with pytest.raises(ApiError) as info:
         discovery(fake).resources()
+    assert str(info.value) == (
+        f"discovery on {fake.url}: the API server lists more than {MAX_DISCOVERY_RESOURCES} resources "
+        "(MAX_DISCOVERY_RESOURCES)"
+    )
 
 
 def test_a_discovery_document_has_a_value_ceiling_of_its_own(fake: FakeApiServer) -> None:
     # Eight group versions are read at once: each document is held far under the client's ceiling.
-    junk = {"kind": "APIResourceList", "groupVersion": "v1", "resources": [], "junk": [0] * 1_100_000}
+    junk = {
+        "kind": "APIResourceList",
+        "groupVersion": "v1",
+        "resources": [],
+        "junk": [0] * (MAX_DISCOVERY_DOCUMENT_VALUES + 1000),
+    }
     fake.on("GET", "/api/v1", Reply.json(junk))
     found = discovery(fake)
     assert [r.name for r in found.resources()] == ["kartas"]  # v1 failed; a broken one hides no other

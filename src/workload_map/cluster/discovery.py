@@ -8,8 +8,9 @@ Ceilings (a server's discovery is read whole, so a hostile one could otherwise m
 most :data:`MAX_DISCOVERY_GROUPS` API groups, :data:`MAX_DISCOVERY_GROUP_VERSIONS` group versions
 (one request each), :data:`MAX_DISCOVERY_RESOURCES` resources in all and
 :data:`MAX_DISCOVERY_SECONDS` for the whole discovery, and :data:`MAX_DISCOVERY_DOCUMENT_VALUES`
-JSON values per document (several are read at once); past one, discovery fails with an error
-naming the ceiling and the server.
+JSON values per group version's document (eight are read at once); past one, discovery fails
+with an error naming the ceiling and the server (a group version over its ceiling counts as a
+failed group, like any other broken group).
 
 Caching: in memory per :class:`Discovery` and on disk under
 ``<cache root>/discovery/<sha256(server)[:16]>/discovery.json`` where the cache root is ``--cache-dir``,
@@ -83,9 +84,9 @@ MAX_DISCOVERY_GROUP_VERSIONS = 4_000
 MAX_DISCOVERY_RESOURCES = 50_000
 #: Seconds one whole discovery may take (its requests in parallel included).
 MAX_DISCOVERY_SECONDS = 120.0
-#: JSON values one discovery document may hold (about 20 per resource): discovery reads several at
-#: once, so each gets a ceiling of its own, far under the client's.
-MAX_DISCOVERY_DOCUMENT_VALUES = 1_000_000
+#: JSON values one group version's document may hold (about 20 per resource: 12,000 resources):
+#: discovery reads eight at once, so each gets a ceiling of its own, under the client's.
+MAX_DISCOVERY_DOCUMENT_VALUES = 250_000
 _DOCUMENT_VALUES = (MAX_DISCOVERY_DOCUMENT_VALUES, "MAX_DISCOVERY_DOCUMENT_VALUES")
 _AGGREGATED_ACCEPT = (
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
@@ -481,9 +482,7 @@ class Discovery:
 
     def _get_root(self, path: str, until: Deadline | None = None) -> tuple[dict[str, Any], bool]:
         self.fetches += 1
-        doc, content_type = self.client.get_document(
-            path, accept=_AGGREGATED_ACCEPT, until=until, values=_DOCUMENT_VALUES
-        )
+        doc, content_type = self.client.get_document(path, accept=_AGGREGATED_ACCEPT, until=until)
         return doc, "apidiscovery.k8s.io" in content_type
 
     def _deadline(self) -> Deadline:
