@@ -232,6 +232,24 @@ def test_a_continue_token_on_every_page_stops_at_the_page_ceiling(fake: FakeApiS
     assert len(fake.seen(PODS)) == 25
 
 
+def test_pages_of_tiny_objects_stop_at_the_object_ceiling(fake: FakeApiServer) -> None:
+    def endless(seen: Seen) -> Reply:
+        n = int(seen.param("continue") or 0) + 1
+        return Reply.json(pod_list([{}] * 10, cont=str(n)))
+
+    fake.on("GET", PODS, endless)
+    with client(fake, max_list_items=25) as kube:
+        pages = []
+        with pytest.raises(ApiError) as info:
+            for page in kube.list(PODS):
+                pages.append(page)
+    assert info.value.reason == "TooManyItems"
+    assert (
+        str(info.value) == f"GET {PODS} on {fake.url}: the list holds more than 25 objects (MAX_LIST_ITEMS)"
+    )
+    assert len(pages) == 2  # the page that crossed the ceiling was not handed out
+
+
 def test_a_list_stops_at_its_time_ceiling(fake: FakeApiServer) -> None:
     """Each page costs 40 s of the client's (fake) clock: a 100 s list ceiling stops the third
     while it is read (its request had 20 s left)."""

@@ -17,8 +17,9 @@ Design points:
   object are errors naming the request and the server.
 - Ceilings on what a server can make the client hold or do: :data:`MAX_RESPONSE_BYTES` per body,
   :data:`~workload_map.cluster.decode.MAX_DECODED_VALUES` JSON values per document (counted before
-  decoding, cluster/decode.py), :data:`MAX_LIST_PAGES` pages and :data:`MAX_LIST_SECONDS` seconds of
-  requests per list; a list page over a ceiling is asked for again in halves (``limit`` halved).
+  decoding, cluster/decode.py), :data:`MAX_LIST_PAGES` pages, :data:`MAX_LIST_ITEMS` objects and
+  :data:`MAX_LIST_SECONDS` seconds of requests per list; a list page over a ceiling is asked for
+  again in halves (``limit`` halved).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ from workload_map.kube.objects import api_path
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
+    "MAX_LIST_ITEMS",
     "MAX_LIST_PAGES",
     "MAX_LIST_SECONDS",
     "MAX_RESPONSE_BYTES",
@@ -106,6 +108,9 @@ MAX_ERROR_BODY = 64 * 1024
 MAX_LIST_PAGES = 2_000
 #: Seconds of requests one list may take in all (its consumer's time between pages not counted).
 MAX_LIST_SECONDS = 600.0
+#: Objects one list may bring (pages of tiny objects, each under the value ceiling, would otherwise
+#: keep a consumer resolving objects for as long as the pages last).
+MAX_LIST_ITEMS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -189,6 +194,7 @@ class KubeClient:
         max_values: int = MAX_DECODED_VALUES,
         max_list_pages: int = MAX_LIST_PAGES,
         max_list_seconds: float = MAX_LIST_SECONDS,
+        max_list_items: int = MAX_LIST_ITEMS,
         on_warning: Callable[[str], None] | None = None,
         user_agent: str | None = None,
     ) -> None:
@@ -204,6 +210,7 @@ class KubeClient:
         self.max_values = max_values
         self.max_list_pages = max(1, max_list_pages)
         self.max_list_seconds = max_list_seconds
+        self.max_list_items = max_list_items
         self.on_warning = on_warning
         self.user_agent = user_agent or f"wmap/{__version__} (python; httpx)"
         self._transport = transport
@@ -580,7 +587,7 @@ class KubeClient:
         already yielded can then be yielded again, so deduplicate by ``metadata.uid``. A page over
         the byte or value ceiling is asked for again with half the ``limit`` (down to 1; the pages
         after it double back up to ``limit``); a list is stopped after :data:`MAX_LIST_PAGES`
-        pages or :data:`MAX_LIST_SECONDS` of requests.
+        pages, :data:`MAX_LIST_ITEMS` objects or :data:`MAX_LIST_SECONDS` of requests.
         """
         base: dict[str, Any] = {
             "labelSelector": label_selector or None,
@@ -591,6 +598,7 @@ class KubeClient:
         relisted = False
         requested = limit
         pages = 0
+        items = 0
         spent = 0.0  # seconds spent in this list's requests
         where = self.where("GET", path)
         while True:
@@ -638,6 +646,15 @@ class KubeClient:
             limit = min(requested, limit * 2)  # after a halving, back up page by page
             if page.get("items") is None:
                 page["items"] = []
+            items += len(page["items"]) if isinstance(page["items"], list) else 0
+            if items > self.max_list_items:
+                raise ApiError(
+                    200,
+                    "TooManyItems",
+                    f"{where}: the list holds more than {self.max_list_items} objects (MAX_LIST_ITEMS)",
+                    method="GET",
+                    path=path,
+                )
             yield page
             token = (page.get("metadata") or {}).get("continue") or None
             if not token:
