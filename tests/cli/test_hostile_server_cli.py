@@ -19,9 +19,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.cli.helpers import wmap
 from tests.support.fake_apiserver import FakeApiServer, Reply
+from tests.support.hostile_inputs import fifo_unblocked_after
 from tests.support.pids import alive, gone
 from workload_map.cluster.decode import MAX_DECODED_VALUES
 from workload_map.cluster.discovery import MAX_DISCOVERY_GROUPS
@@ -157,3 +159,36 @@ def test_a_sleeping_plugin_dies_with_wmap(fake: FakeApiServer, tmp_path: Path, s
             proc.kill()
     assert proc.returncode == (143 if sig == signal.SIGTERM else 1), err
     assert gone(started), f"plugin processes left running: {[p for p in started if alive(p)]}"
+
+
+# ------------------------------------------------------------------ files the kubeconfig is or names
+
+
+def test_a_fifo_as_the_kubeconfig_is_one_error_not_a_hang(tmp_path: Path) -> None:
+    with fifo_unblocked_after(tmp_path / "kc") as kc:
+        rc, _, err = wmap(*GET_PODS, "--kubeconfig", str(kc))
+    assert rc == 1
+    assert one_error(err) == (
+        f'error: discover "pods": cannot read kubeconfig file {kc}: it is a FIFO (named pipe), not a '
+        "regular file"
+    )
+
+
+def test_a_fifo_as_the_certificate_authority_is_one_error_not_a_hang(
+    fake: FakeApiServer, tmp_path: Path
+) -> None:
+    kc = fake.kubeconfig(tmp_path / "kc")
+    doc = yaml.safe_load(kc.read_text())
+    with fifo_unblocked_after(tmp_path / "ca.crt") as ca:
+        doc["clusters"][0]["cluster"] = {
+            "server": fake.url.replace("http:", "https:"),
+            "certificate-authority": "ca.crt",
+        }
+        kc.write_text(yaml.safe_dump(doc))
+        rc, _, err = wmap(*GET_PODS, "--kubeconfig", str(kc))
+    assert rc == 1
+    assert one_error(err) == (
+        f'error: discover "pods": cannot read certificate authority file {ca} (cluster "fake"): it is a '
+        "FIFO (named pipe), not a regular file"
+    )
+    assert not fake.requests

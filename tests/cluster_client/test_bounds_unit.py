@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from tests.support.pids import gone
-from workload_map.cluster.auth import ExecCredentialProvider, TokenFileSource
+from workload_map.cluster.auth import MAX_TOKEN_FILE, ExecCredentialProvider, TokenFileSource
 from workload_map.cluster.client import MAX_RETRY_AFTER, KubeClient
 from workload_map.cluster.kubeconfig import ClusterConfig, ExecConfig, read_local_file
 from workload_map.cluster.watch import MAX_EVENT_BYTES, WatchStream
@@ -156,12 +156,15 @@ def test_watch_lines_split_across_chunks() -> None:
 
 
 def test_token_file_and_local_files_are_capped(tmp_path: Path) -> None:
-    with pytest.raises(ConfigurationError, match="token file /dev/zero is larger than"):
-        TokenFileSource("/dev/zero").get()
-    with pytest.raises(
-        ConfigurationError, match="client certificate file /dev/zero is larger than 1024 bytes"
-    ):
-        read_local_file("/dev/zero", "client certificate", 1024)
+    with pytest.raises(ConfigurationError, match="token file /dev/zero: it is a character device"):
+        TokenFileSource("/dev/zero").get()  # refused by type, never opened
+    big = tmp_path / "big"
+    with open(big, "wb") as fh:
+        fh.truncate(MAX_TOKEN_FILE + 1)  # sparse
+    with pytest.raises(ConfigurationError, match=f"token file {big} is larger than 1 MiB"):
+        TokenFileSource(str(big)).get()
+    with pytest.raises(ConfigurationError, match=f"client certificate file {big} is larger than 1 KiB"):
+        read_local_file(big, "client certificate", 1024)
     with pytest.raises(ConfigurationError, match=f"token file {tmp_path}/none does not exist"):
         TokenFileSource(str(tmp_path / "none")).get()
     (tmp_path / "t").write_text("abc\n")

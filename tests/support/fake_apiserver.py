@@ -159,12 +159,14 @@ class FakeApiServer:
     def on(self, method: str, path: str | re.Pattern[str], handler: Handler | Reply) -> None:
         """Answer ``method path`` (an exact path or a compiled pattern matched in full) with
         ``handler(seen)``; the latest rule wins, and a handler returning None falls through."""
+        fn: Handler
         if isinstance(handler, Reply):
             reply = handler
 
-            def fn(_seen: Seen) -> Reply | None:
+            def fn_reply(_seen: Seen) -> Reply | None:
                 return reply
 
+            fn = fn_reply
         else:
             fn = handler
         with self._lock:
