@@ -22,9 +22,11 @@ import pytest
 import yaml
 
 from tests.cli.helpers import wmap
-from tests.support.fake_apiserver import FakeApiServer, Reply
+from tests.support.fake_apiserver import FakeApiServer, Reply, Seen
 from tests.support.hostile_inputs import fifo_unblocked_after
 from tests.support.pids import alive, gone
+from workload_map.cluster import auth
+from workload_map.cluster.client import MAX_LIST_PAGES
 from workload_map.cluster.decode import MAX_DECODED_VALUES
 from workload_map.cluster.discovery import MAX_DISCOVERY_GROUPS
 
@@ -99,6 +101,22 @@ def test_a_discovery_of_100000_groups_is_refused(fake: FakeApiServer, tmp_path: 
     )
 
 
+def test_a_continue_token_on_every_page_ends_at_the_page_ceiling(fake: FakeApiServer, tmp_path: Path) -> None:
+    def endless(seen: Seen) -> Reply:
+        n = int(seen.param("continue") or 0) + 1
+        meta = {"resourceVersion": "7", "continue": str(n)}
+        return Reply.json({"kind": "PodList", "apiVersion": "v1", "metadata": meta, "items": []})
+
+    fake.on("GET", PODS, endless)
+    rc, _, err = wmap(*GET_PODS, "--kubeconfig", str(fake.kubeconfig(tmp_path / "kc")))
+    assert rc == 1
+    assert one_error(err) == (
+        f"error: GET {PODS} on {fake.url}: the list did not end after {MAX_LIST_PAGES} pages "
+        "(MAX_LIST_PAGES): the API server keeps sending continue tokens"
+    )
+    assert len(fake.seen(PODS)) == MAX_LIST_PAGES
+
+
 # -------------------------------------------------------------------------------------- exec plugins
 
 
@@ -126,6 +144,24 @@ def test_a_failing_plugin_runs_once_for_the_whole_command(fake: FakeApiServer, t
     assert rc == 1 and "failed with exit code 3" in one_error(err)
     assert len(pids.read_text().split()) == 1
     assert not fake.requests  # nothing was sent without credentials
+
+
+def test_a_plugin_past_its_deadline_runs_once_and_is_gone_when_wmap_returns(
+    fake: FakeApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before: the Karta list and discovery each waited out the deadline and ran it again, and the
+    # plugin's child outlived wmap. EXEC_TIMEOUT (60 s) is shortened here, the rest is real.
+    monkeypatch.setattr(auth, "EXEC_TIMEOUT", 1.0)
+    kc, pids = plugin_kubeconfig(
+        fake, tmp_path, f"sleep 1000 &\necho $! >> {tmp_path / 'plugin-pids'}\nwait\n"
+    )
+    rc, _, err = wmap(*GET_PODS, "--kubeconfig", str(kc))
+    assert rc == 1
+    assert one_error(err).endswith("did not finish within 1s; it was stopped"), err
+    started = [int(p) for p in pids.read_text().split()]
+    assert len(started) == 2  # one run: the plugin and its child
+    assert gone(started), f"plugin processes left running: {[p for p in started if alive(p)]}"
+    assert not fake.requests
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

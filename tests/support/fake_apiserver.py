@@ -302,6 +302,9 @@ class _Server(ThreadingHTTPServer):
 class _RequestHandler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes: without this, Nagle on our side and a delayed ACK
+    # on the client's cost 40 ms per keep-alive request (2,000 list pages took 90 s instead of 5).
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
