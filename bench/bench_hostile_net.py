@@ -17,7 +17,10 @@ The CLI as a client of a malicious API server:
 - ``discovery-100k-groups``: ``/apis`` names 100,000 groups;
 - ``redirect-empty``: every GET answers 302 with an empty body;
 - ``exec-plugin-sleeps``: the kubeconfig's exec plugin sleeps for ever (plugins alive after exit counted);
-- ``exec-plugin-interrupted``: the same, and ``wmap`` gets SIGINT 2 s into the plugin's run.
+- ``exec-plugin-interrupted``: the same, and ``wmap`` gets SIGINT 2 s into the plugin's run;
+- ``kubeconfig-fifo``: ``--kubeconfig`` names a FIFO nobody writes to;
+- ``kubeconfig-ca-fifo``: the kubeconfig's ``certificate-authority`` is such a FIFO;
+- ``kubeconfig-cert-dev-zero``: its ``client-certificate`` and ``client-key`` are ``/dev/zero``.
 
 ``wmap serve`` (half-open connections, slow heads and floods come from 127.0.0.2, the probes and the
 authenticated client from 127.0.0.1, so the server sees two clients):
@@ -245,6 +248,35 @@ def _plugin_report(directory: Path) -> list[str]:
     return [f"plugin runs {runs}", f"plugin processes alive after exit {len(living)}"]
 
 
+def kubeconfig_fifo(fake: FakeApiServer, tmp: Path) -> Path:
+    os.mkfifo(tmp / "kubeconfig.fifo")
+    return tmp / "kubeconfig.fifo"
+
+
+def _https_kubeconfig(fake: FakeApiServer, tmp: Path, cluster: dict[str, str], user: dict[str, str]) -> Path:
+    """The fake's kubeconfig over https (never reached: the files are read first)."""
+    import yaml
+
+    path = fake.kubeconfig(tmp / "kubeconfig")
+    doc = yaml.safe_load(path.read_text())
+    doc["clusters"][0]["cluster"] = {"server": fake.url.replace("http:", "https:"), **cluster}
+    doc["users"][0]["user"] = user
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def kubeconfig_ca_fifo(fake: FakeApiServer, tmp: Path) -> Path:
+    os.mkfifo(tmp / "ca.crt")
+    return _https_kubeconfig(
+        fake, tmp, {"certificate-authority": str(tmp / "ca.crt")}, {"token": "good-token"}
+    )
+
+
+def kubeconfig_cert_dev_zero(fake: FakeApiServer, tmp: Path) -> Path:
+    user = {"client-certificate": "/dev/zero", "client-key": "/dev/zero"}
+    return _https_kubeconfig(fake, tmp, {"insecure-skip-tls-verify": "true"}, user)
+
+
 # ------------------------------------------------------------------------------------- serve attacks
 
 
@@ -372,6 +404,8 @@ class ClientAttack:
     setup: Callable[[FakeApiServer], list[str]]
     plugin: bool = False
     interrupt_after: float | None = None
+    #: The kubeconfig to give ``wmap`` (default: the fake's own).
+    kubeconfig: Callable[[FakeApiServer, Path], Path] | None = None
 
 
 @dataclass
@@ -389,6 +423,9 @@ CLIENT_ATTACKS = [
     ClientAttack("redirect-empty", redirect_empty),
     ClientAttack("exec-plugin-sleeps", lambda fake: GET_PODS, plugin=True),
     ClientAttack("exec-plugin-interrupted", lambda fake: GET_PODS, plugin=True, interrupt_after=2.0),
+    ClientAttack("kubeconfig-fifo", lambda fake: GET_PODS, kubeconfig=kubeconfig_fifo),
+    ClientAttack("kubeconfig-ca-fifo", lambda fake: GET_PODS, kubeconfig=kubeconfig_ca_fifo),
+    ClientAttack("kubeconfig-cert-dev-zero", lambda fake: GET_PODS, kubeconfig=kubeconfig_cert_dev_zero),
 ]
 SERVER_ATTACKS = [
     ServerAttack("serve-half-open-300", "serve", flood(300, b"", False, "/api/v1/whoami")),
@@ -406,7 +443,10 @@ def run_client(attack: ClientAttack, tree: Tree, tmp: Path, timeout: float, rss:
     with FakeApiServer() as fake:
         argv = attack.setup(fake)
         user = _sleeping_plugin(tmp) if attack.plugin else None
-        kubeconfig = fake.kubeconfig(tmp / "kubeconfig", user=user)
+        if attack.kubeconfig is not None:
+            kubeconfig = attack.kubeconfig(fake, tmp)
+        else:
+            kubeconfig = fake.kubeconfig(tmp / "kubeconfig", user=user)
         proc = Measured(tree, [*argv, "--kubeconfig", str(kubeconfig)], tmp / "home", stderr=tmp / "stderr")
         if attack.interrupt_after is not None:
             # SIGINT once the plugin has been running for interrupt_after seconds.
@@ -483,12 +523,13 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     trees = [Tree(p.resolve()) for p in (args.tree or [ROOT])]
     resource.setrlimit(resource.RLIMIT_NOFILE, (4096, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
-    names = [a.name for a in CLIENT_ATTACKS + SERVER_ATTACKS]
+    attacks: list[ClientAttack | ServerAttack] = [*CLIENT_ATTACKS, *SERVER_ATTACKS]
+    names = [a.name for a in attacks]
     for name in args.only or ():
         if name not in names:
             ap.error(f"unknown attack {name!r}: one of {', '.join(names)}")
     print(f"{'attack':<26} {'tree':<22} {'seconds':>8} {'peak MB':>8}  outcome")
-    for attack in [*CLIENT_ATTACKS, *SERVER_ATTACKS]:
+    for attack in attacks:
         if args.only and attack.name not in args.only:
             continue
         for tree in trees:
