@@ -66,14 +66,17 @@ def _view_schemas() -> dict[str, Schema]:
     out: dict[str, Schema] = {}
     defs = view["$defs"]
     out["Resources"] = _rewrite_refs(defs["resources"], "")
+    out["WorkloadCost"] = _rewrite_refs(defs["cost"], "")
     row = _rewrite_refs(copy.deepcopy(defs["view"]), "")
     row["properties"]["resources"] = _ref("Resources")
+    row["properties"]["cost"] = _ref("WorkloadCost")
     out["WorkloadView"] = row
     ddefs = describe["$defs"]
     out["DescribePod"] = _rewrite_refs(ddefs["pod"], "Describe")
     out["DescribeComponent"] = _rewrite_refs(ddefs["component"], "Describe")
     body = {k: v for k, v in describe.items() if k not in ("$schema", "$id", "$defs", "title")}
     body = _rewrite_refs(body, "Describe")
+    body["properties"]["cost"] = _ref("WorkloadCost")
     out["DescribeResources"] = _ref("Resources")
     out["DescribeView"] = body
     return out
@@ -91,7 +94,8 @@ def _schemas() -> dict[str, Schema]:
                 "type": "string",
                 "description": "Stable code: unauthorized, forbidden, writes_disabled, not_found, "
                 "no_definition_for_type, already_exists, builtin_type, invalid_definition, "
-                "invalid_request, unprocessable, cluster_error, not_ready.",
+                "invalid_request, unprocessable, cluster_error, not_ready, busy, "
+                "request_header_fields_too_large.",
             },
             "message": {"type": "string"},
             "hint": {"type": "string"},
@@ -332,6 +336,23 @@ def _schemas() -> dict[str, Schema]:
         },
         "additionalProperties": True,
     }
+    s["WorkloadCostAnswer"] = {
+        "type": "object",
+        "description": "A workload's cost (WorkloadCost's fields) when the server runs with --prometheus, "
+        'else {"configured": false}. A Prometheus that is down, slow or without the cost recording rules '
+        "gives null numbers with error and warnings, never an error status. Answers are reused for "
+        "30 s per workload.",
+        "required": ["configured"],
+        "properties": {
+            "configured": {
+                "type": "boolean",
+                "description": "Whether the server has a Prometheus (--prometheus).",
+            },
+            **copy.deepcopy(s["WorkloadCost"]["properties"]),
+            "warnings": {"type": "array", "items": {"type": "string"}},
+        },
+        "additionalProperties": True,
+    }
     s["Namespaces"] = {
         "type": "object",
         "required": ["items", "source"],
@@ -423,8 +444,12 @@ COMMON_ERRORS: dict[str, Schema] = {
     "400": _error("Malformed request (bad parameter or body)."),
     "401": _error("Missing or invalid bearer token."),
     "403": _error("The user may not do this (Kubernetes RBAC, checked with a SubjectAccessReview)."),
+    "431": _error("The request head (request line and headers) is larger than 32 KB."),
     "502": _error("The Kubernetes API failed."),
-    "503": _error("The server is not ready (its caches are still syncing)."),
+    "503": _error(
+        "The server is not ready (its caches are still syncing), or busy: too many requests in "
+        "flight or too many connections from this client (Retry-After)."
+    ),
 }
 
 
@@ -493,7 +518,7 @@ def _action(action: str, *, cluster: bool = False) -> Schema:
             "summary": f"{action.capitalize()} a workload through its definition's {action} actions",
             "description": f"Applies the {action}Actions of the Karta (writeback.{action}) and PATCHes the "
             "object (merge patch, or JSON patch when a value is null). Authorised as SAR patch on the "
-            "workload's resource. Needs --enable-writes unless dryRun=true.",
+            "workload's resource. Needs --enable-writes (a dry run too).",
             "parameters": [
                 *(_CLUSTER_WL_PARAMS if cluster else _WL_PARAMS),
                 _q("dryRun", {"type": "boolean", "default": False}, "Return the patch only; change nothing."),
@@ -506,6 +531,24 @@ def _action(action: str, *, cluster: bool = False) -> Schema:
                 ("422", "The definition has no such actions, or they cannot be applied."),
             ),
         }
+    }
+
+
+def _cost(*, cluster: bool = False) -> Schema:
+    return {
+        "parameters": _CLUSTER_WL_PARAMS if cluster else _WL_PARAMS,
+        "get": {
+            "operationId": f"get{'ClusterScoped' if cluster else ''}WorkloadCost",
+            "tags": ["workloads"],
+            "summary": "GPU-hours, cost and idle GPU cost of a workload, with the PromQL behind each",
+            "description": "Read from the cost recording rules of deploy/prometheus/wmap-rules.yaml in the "
+            "Prometheus given to wmap serve --prometheus (docs/metrics.md). Authorised as SAR get on the "
+            "workload's resource.",
+            "responses": _responses(
+                {"200": _ok("WorkloadCostAnswer")},
+                ("404", "No definition covers the type."),
+            ),
+        },
     }
 
 
@@ -576,7 +619,7 @@ def _paths() -> dict[str, Schema]:
                 "description": "Validated with the project's loader and validator (errors -> 422 with "
                 "findings), then created as a cluster-scoped Karta object (kartas.run.ai). 409 when a "
                 "cluster Karta already claims the root GVK or the name is taken. Authorised as SAR "
-                "create on kartas.run.ai. Needs --enable-writes unless dryRun=true. Unknown fields "
+                "create on kartas.run.ai. Needs --enable-writes (a dry run too). Unknown fields "
                 "and repeated keys are errors (fieldValidation=Strict, the default here; the API "
                 "server would prune them silently). The Karta's expressions share a compile budget "
                 "of 0.5 s of CPU (KARTA301 when exceeded).",
@@ -678,6 +721,7 @@ def _paths() -> dict[str, Schema]:
                 ),
             },
         },
+        "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/cost": _cost(),
         "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/suspend": _action("suspend"),
         "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/resume": _action("resume"),
         "/api/v1/workloads/{type}/{name}": {
@@ -692,6 +736,7 @@ def _paths() -> dict[str, Schema]:
                 ),
             },
         },
+        "/api/v1/workloads/{type}/{name}/cost": _cost(cluster=True),
         "/api/v1/workloads/{type}/{name}/suspend": _action("suspend", cluster=True),
         "/api/v1/workloads/{type}/{name}/resume": _action("resume", cluster=True),
         "/api/v1/workloads/{type}/{name}/manifest": {
