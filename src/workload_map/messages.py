@@ -328,3 +328,26 @@ def jsonpath_failed(template: str, detail: str, data: object) -> str:
         f"\ttemplate was:\n\t\t{template}\n"
         f"\tobject given to jsonpath engine was:\n\t\t{shown}\n"
     )
+
+
+# --- CLI: serve without its extra ------------------------------------------------------------
+
+
+def server_extra_missing(missing: list[str], reinstall: str | None, packages: list[str], version: str) -> str:
+    """``wmap serve`` on an install without ``[server]``: what is missing and how to add it.
+    ``reinstall``: pip's arguments for the source this install came from, with the extra (from
+    pip's record of it); otherwise the clone and wheel forms (the package is on no index)."""
+    sources = (
+        [f"pip install {reinstall}"]
+        if reinstall
+        else [
+            "pip install '.[server]' (in a clone)",
+            f"pip install 'workload_map-{version}-py3-none-any.whl[server]' (the built wheel)",
+        ]
+    )
+    extra = "pip install " + " ".join(f"'{p}'" for p in packages)
+    return (
+        f"wmap serve needs the [server] extra ({', '.join(missing)} not installed): "
+        + ", ".join(sources)
+        + f", or add its packages: {extra}"
+    )
