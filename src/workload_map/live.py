@@ -41,6 +41,7 @@ __all__ = [
     "DefinitionConflictError",
     "KaiPodGroup",
     "OwnerChainError",
+    "PodLister",
     "definitions_for",
     "describe_live",
     "kai_pod_group",
@@ -74,18 +75,26 @@ class KaiPodGroup:
     object: dict[str, Any]
 
 
+#: ``list_pods(namespace, labels)``: the pods of ``namespace`` carrying every one of ``labels``
+#: (live: a labelSelector list; offline: the pods among the objects given).
+PodLister = Callable[[str, Mapping[str, str]], Sequence[Mapping[str, Any]]]
+
+
 def kai_pod_group(
     pod: Mapping[str, Any],
     lookup: Lookup,
     defs: DefinitionSet,
     *,
     priority_class_exists: Callable[[str], bool] | None = None,
+    list_pods: PodLister | None = None,
 ) -> KaiPodGroup:
     """The PodGroup KAI's Karta fallback gives ``pod``: top owner by :func:`kai_top_owner`; the
     definition whose group/version/kind equals the top owner's exactly (KAI's Karta hub is keyed
-    by GVK), else the default grouper. Raises :class:`OwnerChainError`,
+    by GVK), else the default grouper. When the definition's gang rules read other pods (KAI's
+    MPIJob grouper: the launcher pods), ``list_pods`` gives them (``None``: unknown, the rules
+    then count as if they existed). Raises :class:`OwnerChainError`,
     :class:`DefinitionConflictError` or the gang rules' :class:`~workload_map.errors.ResolveError`."""
-    from workload_map.resolve.gangs import default_plan, group_pod
+    from workload_map.resolve.gangs import default_plan, group_pod, pods_wanted
     from workload_map.resolve.kai_podgroup import pod_group_object
 
     top = kai_top_owner(pod, lookup)
@@ -97,7 +106,12 @@ def kai_pod_group(
             f"{len(found)} Karta definitions claim {gvk_text(group, version, str(top.get('kind')))}: {names}"
         )
     entry = found[0] if found else None
-    plan = group_pod(entry.karta, top, pod) if entry is not None else default_plan(top)
+    if entry is None:
+        plan = default_plan(top)
+    else:
+        wanted = pods_wanted(entry.karta, top, pod) if list_pods is not None else None
+        others = list_pods(namespace_of(top), wanted) if list_pods is not None and wanted else None
+        plan = group_pod(entry.karta, top, pod, others)
     obj = pod_group_object(plan, top, pod, priority_class_exists=priority_class_exists)
     return KaiPodGroup(pod, top, entry, plan, obj)
 

@@ -270,8 +270,9 @@ class PodGroup(_Model):
     sub_groups: tuple[SubGroup, ...] | None = None
 
 
-#: The variable the :class:`GangExpressions` see besides the top owner (``.``): the pod.
-GANG_EXPRESSION_VARIABLES: tuple[str, ...] = ("pod",)
+#: The variables the :class:`GangExpressions` see besides the top owner (``.``): the pod, and the
+#: pods ``podsSelector`` selects (``null`` when the caller has none to give).
+GANG_EXPRESSION_VARIABLES: tuple[str, ...] = ("pod", "pods")
 
 
 class GangExpressions(_Model):
@@ -281,6 +282,11 @@ class GangExpressions(_Model):
     Each runs on the top owner (``.``) with the pod as ``$pod`` and yields one value; ``null``
     keeps what the gang format computed. KAI's Karta plugin does not read them; a definition
     without them means what it meant before.
+
+    ``pods_selector`` yields the labels (an object of strings) of the other pods a native grouper
+    lists (KAI's MPIJob grouper: the job's launcher pods): the pods in the top owner's namespace
+    carrying all of them are ``$pods`` for the other expressions, read live or from the objects
+    given (``-f``); ``$pods`` is ``null`` when the caller has no pods to give.
     """
 
     name: str | None = None
@@ -288,6 +294,7 @@ class GangExpressions(_Model):
     min_sub_group: str | None = None
     sub_groups: str | None = None
     pod_sub_group: str | None = None
+    pods_selector: str | None = None
 
 
 class GangScheduling(_Model):

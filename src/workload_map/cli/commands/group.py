@@ -10,7 +10,7 @@ adds how it was found. With ``-f`` the pod, its owners and any PriorityClasses c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import click
@@ -24,6 +24,7 @@ from workload_map.cli.main import get_state
 FORMATS = ("table", "json", "yaml")
 
 _Lookup = Callable[[str, str, str, str], Mapping[str, Any] | None]
+PodLister = Callable[[str, Mapping[str, str]], Sequence[Mapping[str, Any]]]
 
 
 @click.command(
@@ -55,7 +56,7 @@ def command(pod: str, filename: str | None) -> None:
         fmt = resolve_output(state, FORMATS)
         if filename is not None:
             ns = str(state.conn.get("namespace") or "")
-            pod_obj, lookup, exists = _from_file(filename, pod, ns)
+            pod_obj, lookup, exists, list_pods = _from_file(filename, pod, ns)
             defs = session.definitions(cluster=False)
         else:
             ns = session.namespace()
@@ -66,13 +67,15 @@ def command(pod: str, filename: str | None) -> None:
                 raise WorkloadNotFoundError(f'Pod "{pod}" not found in namespace {ns}') from exc
             except ForbiddenError as exc:
                 raise CommandError(f"not allowed to read Pod: {exc}") from exc
-            from workload_map.cluster.owners import make_owner_lookup
+            from workload_map.cluster.owners import make_owner_lookup, make_pod_lister
+            from workload_map.resolve.gang_expressions import MAX_SELECTED_PODS
 
             lookup = make_owner_lookup(client, session.discovery())
             exists = _live_priority_classes(client)
+            list_pods = make_pod_lister(client, MAX_SELECTED_PODS)
             defs = session.definitions()
         try:
-            answer = kai_pod_group(pod_obj, lookup, defs, priority_class_exists=exists)
+            answer = kai_pod_group(pod_obj, lookup, defs, priority_class_exists=exists, list_pods=list_pods)
         except WorkloadMapError as exc:
             raise CommandError(f'group Pod "{pod}": {exc}') from exc
         if fmt in ("json", "yaml"):
@@ -87,11 +90,12 @@ def command(pod: str, filename: str | None) -> None:
 
 def _from_file(
     path: str, pod: str, namespace: str
-) -> tuple[Mapping[str, Any], _Lookup, Callable[[str], bool]]:
+) -> tuple[Mapping[str, Any], _Lookup, Callable[[str], bool], PodLister]:
     """The pod named ``pod`` (in ``namespace`` when given), an owner lookup over the file's
-    objects and a PriorityClass check (every name exists when the file lists none)."""
+    objects, a PriorityClass check (every name exists when the file lists none) and the file's
+    pods as a lister (what KAI would list: the MPIJob launcher pods, as the file holds them)."""
     from workload_map.cli.live import read_objects
-    from workload_map.kube.objects import name_of, namespace_of
+    from workload_map.kube.objects import has_labels, name_of, namespace_of
     from workload_map.kube.owners import lookup_in
 
     objects = read_objects(path)
@@ -120,7 +124,12 @@ def _from_file(
     def exists(name: str) -> bool:
         return not classes or name in classes
 
-    return pods[0], lookup, exists
+    all_pods = [o for o in objects if o.get("kind") == "Pod" and str(o.get("apiVersion")) == "v1"]
+
+    def list_pods(ns: str, labels: Mapping[str, str]) -> Sequence[Mapping[str, Any]]:
+        return [p for p in all_pods if namespace_of(p) == ns and has_labels(p, labels)]
+
+    return pods[0], lookup, exists, list_pods
 
 
 def _live_priority_classes(client: Any) -> Callable[[str], bool]:
