@@ -351,3 +351,18 @@ def server_extra_missing(missing: list[str], reinstall: str | None, packages: li
         + ", ".join(sources)
         + f", or add its packages: {extra}"
     )
+
+
+# --- CLI: a type no definition covers ---------------------------------------------------------
+
+#: Said where it matters (a type no definition covers, ``wmap definitions``), not on every command.
+KARTA_CRD_NOT_INSTALLED = "the kartas.run.ai CRD is not installed, so no cluster definition was read"
+
+
+def generic_hint(word: str, command: str) -> str:
+    """A type the cluster serves but no definition covers: ``--generic`` reads it anyway
+    (``command``: the command line that does, ``wmap get gizmos --generic``)."""
+    return (
+        f'"{word}" is served by the cluster: `{command}` reads it without a definition '
+        "(kstatus phase, pods through owner references)"
+    )

@@ -148,7 +148,7 @@ def _live(
 
     try:
         rt = session.resolve_type(token)
-    except NoDefinitionError:
+    except NoDefinitionError as exc:
         if generic:
             from workload_map.cli.generic import generic_detail
 
@@ -156,7 +156,9 @@ def _live(
             return
         if fmt in ("json", "yaml"):
             echo_no_definition(fmt, token=token)
-        raise
+        from workload_map.cli.common import with_generic_hint
+
+        raise with_generic_hint(session, exc, f"wmap describe {token}/{name}") from None
     res = rt.resource
     if res is None:
         raise WorkloadNotFoundError(f"{rt.kind} is not installed in this cluster")

@@ -31,6 +31,7 @@ from workload_map.cli.common import (
     output_option,
     resolve_output,
     split_type_name,
+    with_generic_hint,
 )
 from workload_map.cli.completion_support import complete_phase, complete_type_or_name
 from workload_map.cli.errors import CommandError, NoDefinitionError, WorkloadNotFoundError
@@ -993,7 +994,7 @@ def _run(
     else:
         try:
             types = _types_given(session, token)
-        except NoDefinitionError:
+        except NoDefinitionError as exc:
             if table.generic and "," not in token and name is None and not watch:
                 from workload_map.cli.generic import generic_rows
 
@@ -1019,6 +1020,8 @@ def _run(
                 return
             if fmt in ("json", "yaml"):
                 echo_no_definition(fmt, token=token)
+            if name is None and not watch:
+                raise with_generic_hint(session, exc, f"wmap get {token}") from None
             raise
         show_type = len(types) > 1
         labels = {}
