@@ -55,6 +55,14 @@ class ResourceStatus(str, Enum):
     SUSPENDING = "Suspending"
     RESUMING = "Resuming"
 
+    def __str__(self) -> str:
+        """The phase word (``print(phase)``, f-strings), as every output of the tool shows it;
+        ``repr`` keeps the member name."""
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
 
 # The order in which upstream tries statuses; matched statuses are reported in this order.
 STATUS_MATCH_ORDER: tuple[ResourceStatus, ...] = (
