@@ -56,12 +56,14 @@ def pod_group_member_undefined(name: str) -> str:  # upstream
     return f"pod-group member component '{name}' is not defined (should be a root or child component)"
 
 
-def jq_parse_failed(expr: str, go_field: str, detail: str) -> str:  # upstream
-    return f"failed to parse JQ expression '{expr}' at '{go_field}': {detail}"
+# Upstream's wording; the field is the camelCase path the definition file spells, as in every
+# other finding (upstream prints Go field names: Spec.StructureDefinition.ChildComponents[1]...).
+def jq_parse_failed(expr: str, field: str, detail: str) -> str:
+    return f"failed to parse JQ expression '{expr}' at '{field}': {detail}"
 
 
-def jq_validation_failed(expr: str, go_field: str, detail: str) -> str:  # upstream
-    return f"JQ expression '{expr}' at '{go_field}' failed validation: {detail}"
+def jq_validation_failed(expr: str, field: str, detail: str) -> str:
+    return f"JQ expression '{expr}' at '{field}' failed validation: {detail}"
 
 
 # --- validator: our extra checks -----------------------------------------------------------

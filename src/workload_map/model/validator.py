@@ -53,7 +53,7 @@ from workload_map.model.definition import (
 from workload_map.model.findings import Finding, make
 from workload_map.model.locations import SourceMap
 
-__all__ = ["expression_fields", "expression_variables", "go_field_path", "validate_definition"]
+__all__ = ["expression_fields", "expression_variables", "validate_definition"]
 
 ROOT = "spec.structureDefinition.rootComponent"
 GANG = "spec.optimizationInstructions.gangScheduling"
@@ -61,12 +61,6 @@ GANG = "spec.optimizationInstructions.gangScheduling"
 
 def _child(i: int) -> str:
     return f"spec.structureDefinition.childComponents[{i}]"
-
-
-def go_field_path(path: str) -> str:
-    """camelCase path -> upstream's Go field path: ``spec.structureDefinition.childComponents[1]``
-    -> ``Spec.StructureDefinition.ChildComponents[1]``."""
-    return ".".join(part[:1].upper() + part[1:] for part in path.split("."))
 
 
 # Fields holding jq expressions (upstream tags them for validation), per model class.
@@ -288,13 +282,12 @@ def _check_expressions(ctx: _Ctx) -> None:
         problem = _jq.check(expr, expression_variables(path))
         if problem is None:
             continue
-        go = go_field_path(path)
         if problem.kind == "syntax":
             ctx.add(
-                "KARTA016", messages.jq_parse_failed(expr, go, problem.message), path, offset=problem.offset
+                "KARTA016", messages.jq_parse_failed(expr, path, problem.message), path, offset=problem.offset
             )
         else:
-            ctx.add("KARTA017", messages.jq_validation_failed(expr, go, problem.message), path)
+            ctx.add("KARTA017", messages.jq_validation_failed(expr, path, problem.message), path)
 
 
 # --- extra checks -------------------------------------------------------------------------
