@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from workload_map.cluster.owners import OwnerLookup
     from workload_map.definitions_source import DefinitionEntry, DefinitionSet
     from workload_map.resolve.compiled import CompiledDefinition
+    from workload_map.resolve.dra import ClaimLookup
     from workload_map.resolve.gangs import PodGroupPlan
     from workload_map.resolve.pods import PodAttribution
     from workload_map.views.model import DescribeView
@@ -144,19 +145,21 @@ def describe_live(
     pods: Sequence[Mapping[str, Any]] | None,
     lookup: Callable[[], OwnerLookup],
     events: Sequence[Mapping[str, Any]] | None = None,
+    claims: ClaimLookup | None = None,
 ) -> DescribeView:
     """The ``describe`` view of a live workload ``obj`` with its ``pods`` (``None``: not readable).
 
     The controllers of the pods not owned by ``obj`` directly are prefetched through ``lookup()``
     (called only when there are pods) before the pods are attributed. ``events`` (the
     namespace's, or ``None`` when not read) are kept when they are about the workload, the owners
-    between it and its pods, or its pods. Raises
-    :class:`~workload_map.errors.WorkloadMapError` when the definition cannot resolve ``obj``."""
+    between it and its pods, or its pods. ``claims`` reads the DRA claims the pod specs name (their
+    GPUs count). Raises :class:`~workload_map.errors.WorkloadMapError` when the definition cannot
+    resolve ``obj``."""
     from workload_map.resolve import resolve
     from workload_map.resolve.pods import attribute_pods
     from workload_map.views.model import build_describe
 
-    workload = resolve(compiled, obj)
+    workload = resolve(compiled, obj, claims=claims)
     attribution = None
     owners: OwnerLookup | None = None
     if pods is not None:

@@ -368,3 +368,22 @@ def generic_hint(word: str, command: str) -> str:
         f'"{word}" is served by the cluster: `{command}` reads it without a definition '
         "(kstatus phase, pods through owner references)"
     )
+
+
+# --- DRA resource claims -------------------------------------------------------------------------
+
+
+def dra_claims_not_readable(resources: list[str]) -> str:
+    names = ", ".join(resources)
+    return (
+        f"not allowed to get {names}: devices (GPUs) requested through DRA resource claims are not "
+        f'counted. Ask a cluster administrator for "get" permission on {names}.'
+    )
+
+
+def dra_claims_not_served(resource: str) -> str:
+    return f"the cluster does not serve {resource}: devices requested through DRA claims are not counted"
+
+
+def dra_claim_missing(what: str) -> str:
+    return f"{what} not found: the devices it requests are not counted"

@@ -29,6 +29,7 @@ from workload_map.errors import WorkloadMapError
 
 if TYPE_CHECKING:
     from workload_map.cli.main import State
+    from workload_map.cluster.claims import ClaimReader
     from workload_map.cluster.client import KubeClient
     from workload_map.cluster.discovery import APIResource, Discovery
     from workload_map.cluster.kubeconfig import ClusterConfig, ConnectionOptions
@@ -334,6 +335,7 @@ class Session:
         self._client: KubeClient | None = None
         self._discovery: Discovery | None = None
         self._definitions: DefinitionSet | None = None
+        self._claims: ClaimReader | None = None
 
     # connection
     def options(self, **overrides: Any) -> ConnectionOptions:
@@ -382,7 +384,19 @@ class Session:
         except Exception:
             return "default"
 
+    def claims(self) -> ClaimReader:
+        """The DRA claims and templates the resolver reads live (each once; what could not be
+        read is said when the session closes)."""
+        if self._claims is None:
+            from workload_map.cluster.claims import ClaimReader
+
+            self._claims = ClaimReader(self.client(), self.discovery())
+        return self._claims
+
     def close(self) -> None:
+        if self._claims is not None:
+            for text in self._claims.warnings():
+                self.state.warn(text)
         if self._client is not None:
             self._client.close()
 
