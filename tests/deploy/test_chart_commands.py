@@ -39,6 +39,7 @@ from tests.support import crds
 from tests.support.cluster import TestCluster, free_port
 from tests.support.helm_binary import HelmBinaryError, ensure_helm
 from tests.support.kube import KubeApiError, KubeTestClient, resource_path
+from tests.support.processes import terminate
 
 Doc = dict[str, Any]
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
@@ -372,12 +373,7 @@ def _start_until_ready(
                     assert time.monotonic() < deadline, late
                     time.sleep(0.3)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            terminate(proc, grace=15)
     text = log.read_text(errors="replace")
     assert "internal error" not in text and "Traceback" not in text, text[-3000:]
 

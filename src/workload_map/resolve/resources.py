@@ -111,6 +111,15 @@ class ResourceTotals:
 EMPTY_TOTALS = ResourceTotals()
 
 
+def _merged(acc: dict[str, int] | None, add: Mapping[str, int]) -> dict[str, int]:
+    """``acc`` (a fresh copy of ``add`` when None) with ``add`` summed into it."""
+    if acc is None:
+        return dict(add)
+    for k, v in add.items():
+        acc[k] = acc.get(k, 0) + v
+    return acc
+
+
 def sum_totals(items: Iterable[ResourceTotals]) -> ResourceTotals:
     """The sum of ``items`` (one pass; the single non-empty item is returned as is)."""
     cpu = memory = gpus = 0
@@ -128,23 +137,11 @@ def sum_totals(items: Iterable[ResourceTotals]) -> ResourceTotals:
         memory += item.memory_bytes
         gpus += item.gpus
         if item.extended:
-            if extended is None:
-                extended = dict(item.extended)
-            else:
-                for k, v in item.extended.items():
-                    extended[k] = extended.get(k, 0) + v
+            extended = _merged(extended, item.extended)
         if item.claims:
-            if claims is None:
-                claims = dict(item.claims)
-            else:
-                for k, v in item.claims.items():
-                    claims[k] = claims.get(k, 0) + v
+            claims = _merged(claims, item.claims)
         if item.devices:
-            if devices is None:
-                devices = dict(item.devices)
-            else:
-                for k, v in item.devices.items():
-                    devices[k] = devices.get(k, 0) + v
+            devices = _merged(devices, item.devices)
     if count <= 1:
         return last
     return build(
