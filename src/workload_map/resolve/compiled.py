@@ -177,6 +177,10 @@ class CompiledGangExpressions:
     sub_groups: CompiledExpression | None = None
     pod_sub_group: CompiledExpression | None = None
     pods_selector: CompiledExpression | None = None
+    queue: CompiledExpression | None = None
+    priority_class_name: CompiledExpression | None = None
+    schedule_timeout_seconds: CompiledExpression | None = None
+    min_resources: CompiledExpression | None = None
 
 
 @dataclass(frozen=True)
