@@ -161,13 +161,15 @@ def gang_objects(
     scheduler: str,
     plan_options: PlanOptions | None = None,
     render_options: RenderOptions | None = None,
+    claims: ClaimLookup | None = None,
 ) -> GangAnswer:
-    """``obj``'s gang plan through ``entry``'s definition, rendered for ``scheduler``. Raises the
-    gang rules' :class:`~workload_map.errors.ResolveError` (limits included)."""
+    """``obj``'s gang plan through ``entry``'s definition, rendered for ``scheduler``; ``claims``
+    reads the DRA claims the pod specs name (their GPUs count in the gangs' minimum resources).
+    Raises the gang rules' :class:`~workload_map.errors.ResolveError` (limits included)."""
     from workload_map.resolve.gang_plan import plan_gangs
     from workload_map.resolve.schedulers import render
 
-    plan = plan_gangs(entry.karta, obj, plan_options)
+    plan = plan_gangs(entry.karta, obj, plan_options, claims=claims)
     return GangAnswer(entry, obj, plan, render(plan, scheduler, render_options))
 
 
@@ -190,6 +192,7 @@ def pod_gang_objects(
     scheduler: str,
     plan_options: PlanOptions | None = None,
     render_options: RenderOptions | None = None,
+    claims: ClaimLookup | None = None,
 ) -> PodGangAnswer:
     """The ``scheduler`` object ``pod`` joins: its top owner (KAI's owner walk), the definition
     covering the owner's type (exact version, else the group and kind), the whole workload's gang
@@ -207,7 +210,7 @@ def pod_gang_objects(
     if len(found) > 1:
         names = ", ".join(f'"{e.name}"' for e in found)
         raise DefinitionConflictError(f"{len(found)} Karta definitions claim {gvk}: {names}")
-    answer = gang_objects(found[0], top, scheduler, plan_options, render_options)
+    answer = gang_objects(found[0], top, scheduler, plan_options, render_options, claims)
     component = infer_pod_component(pod, found[0].karta)
     instance = infer_pod_instance(pod, component, top, found[0].karta)
     return PodGangAnswer(pod, answer, component, instance, answer.rendered.object_for(component, instance))

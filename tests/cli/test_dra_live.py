@@ -94,6 +94,10 @@ def test_get_and_describe_count_gpus_of_claim_templates(
     rc, out, err = wmap("describe", "jobset/train", "-n", namespace, "-o", "json", "--kubeconfig", kc)
     assert rc == 0, err
     assert orjson.loads(out)["resources"]["gpus"] == 12
+    # wmap gang reads the same template live: the gang needs the 12 GPUs, shown as DRA devices
+    rc, out, err = wmap("gang", "jobset/train", "-n", namespace, "--scheduler", "volcano", "--kubeconfig", kc)
+    assert rc == 0, err
+    assert "gpu.nvidia.com=12 (DRA)" in out
 
     # a template that does not exist: said, not counted
     kube.create(_jobset("typo", namespace, "no-such-template"))

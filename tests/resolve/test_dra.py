@@ -257,3 +257,29 @@ def test_gangs_and_placement_count_dra_gpus_as_nvidia_gpu() -> None:
     assert dra.to_dict()["totals"]["desired"]["devices"] == {"gpu.nvidia.com": 12}
     # unknown claims: named, not counted
     assert placement_needs(definition, obj).desired_total.gpus == 0
+
+
+def test_the_gang_plan_counts_dra_gpus_in_its_minimum_resources() -> None:
+    """wmap gang's plan (resolve.gang_plan): the DRA JobSet's gang needs the GPUs the
+    nvidia.com/gpu one does; its devices are kept by class, and a replica split divides them."""
+    from workload_map.resolve.gang_plan import plan_gangs
+    from workload_map.resolve.gangs import divided
+
+    member = {"componentName": "replicatedjob", "groupByKeyPaths": [f'.metadata.labels["{RJ_LABEL}"]']}
+    definition = jobset_definition(gang={"podGroups": [{"name": "job", "members": [member]}]})
+    obj, tpl = _dra_jobset()
+    classic = copy.deepcopy(obj)
+    pod_spec = classic["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    pod_spec.pop("resourceClaims")
+    pod_spec["containers"][0]["resources"] = {"requests": {"cpu": "4"}, "limits": {"nvidia.com/gpu": 2}}
+
+    dra = plan_gangs(definition, obj, claims=objects_lookup([tpl]))
+    plain = plan_gangs(definition, classic)
+    assert [g.min_resources.gpus for g in dra.gangs] == [g.min_resources.gpus for g in plain.gangs]
+    assert sum(g.min_resources.gpus for g in dra.gangs) == 12
+    assert [m.pod_requests.gpus for g in dra.gangs for m in g.members] == [2] * len(dra.gangs)
+    assert sum(g.min_resources.devices["gpu.nvidia.com"] for g in dra.gangs) == 12
+    # without the template the claim is named, its GPUs unknown
+    assert sum(g.min_resources.gpus for g in plan_gangs(definition, obj).gangs) == 0
+    first = dra.gangs[0].min_resources
+    assert divided(first, 2).devices == {"gpu.nvidia.com": first.devices["gpu.nvidia.com"] // 2}

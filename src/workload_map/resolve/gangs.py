@@ -341,6 +341,7 @@ def divided(res: ResourceTotals, n: int) -> ResourceTotals:
         gpus=part(res.gpus),
         extended={k: part(v) for k, v in res.extended.items()},
         claims={k: part(v) for k, v in res.claims.items()},
+        devices={k: part(v) for k, v in res.devices.items()},
     )
 
 
