@@ -45,12 +45,15 @@ ALLOWED: dict[str, set[str]] = {
     "live": {"model", "kube", "resolve", "views", "definitions_source"},
     "cases": {"model", "kube", "resolve"},
     "generate": {"model", "kube", "lint", "resolve"},
+    "interpret": {"expr", "model", "kube", "resolve", "definitions_source", "views"},
     "runtime": {"cluster", "kube"},
     # consumers: none imports another consumer (the CLI starts them all)
-    "operator": CONSUMER_BASE | {"crd"},
+    "operator": CONSUMER_BASE | {"crd", "interpret"},
     "exporter": CONSUMER_BASE,
     "server": CONSUMER_BASE | VIEWS,
-    "cli": CONSUMER_BASE | VIEWS | {"crd", "lint", "cases", "generate", "operator", "exporter", "server"},
+    "cli": CONSUMER_BASE
+    | VIEWS
+    | {"crd", "lint", "cases", "generate", "operator", "exporter", "server", "interpret"},
 }
 
 

@@ -71,6 +71,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "test": ("workload_map.cli.commands.test", "Run a definition against cases with expected results."),
     "record": ("workload_map.cli.commands.record", "Record a live workload's states for wmap test."),
     "serve": ("workload_map.cli.commands.serve", "Serve the Workload Map REST API (and web UI)."),
+    "interpret": (
+        "workload_map.cli.commands.interpret",
+        "Answer a Karmada interpreter operation for a manifest (offline).",
+    ),
+    "karmada": (
+        "workload_map.cli.commands.karmada",
+        "Karmada resource interpreter: webhook and its configuration.",
+    ),
+    "export": (
+        "workload_map.cli.commands.export",
+        "Compile definitions for another engine (karmada, argocd).",
+    ),
 }
 
 

@@ -96,6 +96,12 @@ def _hosts_from_url(url: str | None) -> list[str]:
 @click.option("--resync", type=float, default=300.0, show_default=True)
 @click.option("--failure-policy", type=click.Choice(["Fail", "Ignore"]), default="Fail", show_default=True)
 @click.option("--reconcile/--no-reconcile", default=True, show_default=True, help="Run the reconciler.")
+@click.option(
+    "--karmada-interpreter/--no-karmada-interpreter",
+    default=False,
+    show_default=True,
+    help="Also serve Karmada's resource interpreter (POST /interpret-karmada) on the webhook port.",
+)
 @click.option("-v", "--verbose", count=True, help="More logging (-v info, -vv debug).")
 @click.pass_context
 def command(
@@ -119,6 +125,7 @@ def command(
     resync: float,
     failure_policy: str,
     reconcile: bool,
+    karmada_interpreter: bool,
     verbose: int,
 ) -> None:
     """Run the Karta operator: reconcile Kartas (conditions Validated, CRDExists, Ready; index
@@ -171,6 +178,11 @@ def command(
     if webhook_listen:
         files = ensure_certs(cert_dir, hosts or ["localhost"]) if generate_certs else CertFiles(cert_dir)
         claims = ClaimStore(client, namespace, grace=claim_grace)
+        interpreter = None
+        if karmada_interpreter:
+            from workload_map.cli.commands.karmada import interpreter_for
+
+            interpreter = interpreter_for(session, stop)
         servers.append(
             HTTPServerThread(
                 webhook_listen,
@@ -178,6 +190,7 @@ def command(
                 cert=files.cert,
                 key=files.key,
                 ready=ready,
+                interpreter=interpreter,
             ).start()
         )
         if webhook_url or service:
