@@ -210,3 +210,11 @@ class AmbiguousResourceTypeError(ClusterError):
         )
         self.token = token
         self.candidates = candidates
+
+
+# --- Prometheus (cost per workload) -------------------------------------------
+
+
+class PrometheusError(WorkloadMapError):
+    """A Prometheus HTTP API query failed: unreachable, too slow, refused, or an answer out of
+    bounds. Callers show it as a warning: cost is extra information, never a reason to fail."""

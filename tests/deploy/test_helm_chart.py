@@ -229,6 +229,20 @@ def test_monitoring() -> None:
     assert "annotations" not in exporter["spec"]["template"]["metadata"]  # scraped by the monitor only
 
 
+def test_serve_prometheus() -> None:
+    """serve.prometheus.url/window become wmap serve's --prometheus/--cost-window (nothing by default)."""
+
+    def args(*extra: str) -> list[str]:
+        docs = helm_template(*extra)
+        serve = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "wmap-serve")
+        return list(serve["spec"]["template"]["spec"]["containers"][0]["args"])
+
+    assert not [a for a in args() if a.startswith(("--prometheus", "--cost-window"))]
+    url = "http://prometheus-operated.monitoring:9090"
+    given = args("--set", f"serve.prometheus.url={url}", "--set", "serve.prometheus.window=7d")
+    assert given[-2:] == [f"--prometheus={url}", "--cost-window=7d"]
+
+
 def test_serve_ingress_and_writes() -> None:
     kinds = _by_kind(helm_template(*VALUE_SETS["serve-ingress-writes"]))
     (ingress,) = kinds["Ingress"]

@@ -102,6 +102,9 @@ class State:
     definitions: list[str] = field(default_factory=list)
     #: ``-o`` as given (``None``: config file, environment or ``table`` decide).
     output: str | None = None
+    #: ``--prometheus`` and ``--cost-window`` as given (cli/cost.py; ``None``: not given).
+    prometheus: str | None = None
+    cost_window: str | None = None
     #: ``--validate``: how unknown fields and repeated keys of definition files are reported
     #: (``strict`` errors, ``warn`` warnings, ``ignore`` dropped), as kubectl's flag.
     field_validation: FieldValidation = "strict"

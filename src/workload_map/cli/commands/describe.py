@@ -2,13 +2,19 @@
 
 Live mode reads the object, lists the pods of its namespace once, keeps the pods it owns (owner
 references, controllers followed through cached lookups, 8 in flight) and builds the view; pods no
-component claims are shown under ``Unattributed pods:``. File mode resolves a manifest without any
-cluster (definitions from the catalog, ``--definitions`` and, best effort, the cluster).
+component claims are shown under ``Unattributed pods:``. The pods and events of the namespace are
+asked for first, in the background, so the API server lists them while the definitions load and
+compile (issue 24: ``describe`` of 1,000 pods within ``kubectl get pods -o json``'s time).
+
+File mode resolves a manifest without any cluster (definitions from the catalog, ``--definitions``
+and, best effort, the cluster).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import click
 
@@ -21,6 +27,7 @@ from workload_map.cli.common import (
     split_type_name,
 )
 from workload_map.cli.completion_support import complete_type_or_name
+from workload_map.cli.cost import prometheus_options
 from workload_map.cli.errors import CommandError, NoDefinitionError, WorkloadNotFoundError
 from workload_map.cli.live import (
     echo_no_definition,
@@ -29,7 +36,59 @@ from workload_map.cli.live import (
 )
 from workload_map.cli.main import get_state
 
+if TYPE_CHECKING:
+    from workload_map.cluster.client import KubeClient
+
 FORMATS = ("table", "json", "yaml")
+
+T = TypeVar("T")
+
+
+class _Prefetch(Generic[T]):
+    """``read()`` started now in a daemon thread; :meth:`result` waits for it and returns its value
+    or raises its error, as if called then. Never asked for (the workload is missing, the type is
+    unknown), it is left behind: being a daemon, it never delays the exit."""
+
+    def __init__(self, read: Callable[[], T]) -> None:
+        self._read = read
+        self._value: tuple[T] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True, name="wmap-describe-prefetch")
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = (self._read(),)
+        except BaseException as exc:  # handed to the caller of result()
+            self._error = exc
+
+    def result(self) -> T:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None  # the thread either set a value or an error
+        return self._value[0]
+
+
+def _prefetch_namespace(
+    session: Session, namespace: str, show_events: bool
+) -> tuple[_Prefetch[list[dict[str, Any]]] | None, _Prefetch[list[dict[str, Any]]] | None]:
+    """The pods (and, with ``--show-events``, the events) of ``namespace``, asked for before the
+    type is resolved; ``(None, None)`` without a usable kubeconfig (the usual path reports that)."""
+    from workload_map.errors import ConfigurationError
+
+    try:
+        client: KubeClient = session.client()
+    except ConfigurationError:
+        return None, None
+    from workload_map.kube.objects import api_path
+
+    pods = _Prefetch(lambda: client.list_all(api_path("v1", "pods", namespace)))
+    if not show_events:
+        return pods, None
+    from workload_map.cluster.events import read_events
+
+    return pods, _Prefetch(lambda: read_events(client, namespace))
 
 
 @click.command(
@@ -60,6 +119,7 @@ FORMATS = ("table", "json", "yaml")
     help="Read a type no definition covers generically (kstatus phase, pods from the owner chain).",
 )
 @connection_options
+@prometheus_options
 @output_option(FORMATS)
 def command(
     args: tuple[str, ...],
@@ -70,7 +130,8 @@ def command(
     generic: bool,
 ) -> None:
     """Show a workload's components (roles, instances), replicas, pods with phase and node, GPUs,
-    its phase and a resources table.
+    its phase and a resources table; with a Prometheus (--prometheus, $WMAP_PROMETHEUS_URL or the
+    config file), its GPU-hours, cost, idle GPU cost and the queries that gave them.
 
     \b
     Examples:
@@ -149,13 +210,21 @@ def _live(
     from workload_map.live import describe_live
     from workload_map.resolve import compile_definition
 
+    namespace = session.namespace()
+    early_pods, early_events = _prefetch_namespace(session, namespace, show_events)
     try:
         rt = session.resolve_type(token)
     except NoDefinitionError as exc:
         if generic:
+            from workload_map.cli.cost import describe_with_cost
             from workload_map.cli.generic import generic_detail
 
-            _emit(generic_detail(session, token, name), fmt, pod_limit, component_limit)
+            _emit(
+                describe_with_cost(session.state, generic_detail(session, token, name)),
+                fmt,
+                pod_limit,
+                component_limit,
+            )
             return
         if fmt in ("json", "yaml"):
             echo_no_definition(fmt, token=token)
@@ -165,7 +234,6 @@ def _live(
     res = rt.resource
     if res is None:
         raise WorkloadNotFoundError(f"{rt.kind} is not installed in this cluster")
-    namespace = session.namespace()
     client = session.client()
     try:
         obj = client.get(res.path(namespace, name))
@@ -179,8 +247,11 @@ def _live(
     pods: list[dict[str, Any]] | None = None
     if obj_ns or not res.namespaced:
         try:
-            pod_path = f"/api/v1/namespaces/{obj_ns}/pods" if obj_ns else "/api/v1/pods"
-            pods = client.list_all(pod_path)
+            if early_pods is not None and obj_ns == namespace:
+                pods = early_pods.result()
+            else:
+                pod_path = f"/api/v1/namespaces/{obj_ns}/pods" if obj_ns else "/api/v1/pods"
+                pods = client.list_all(pod_path)
         except ForbiddenError as exc:
             session.state.warn(f"not allowed to list pods, so the pods are not shown: {exc}")
     events = None
@@ -188,7 +259,10 @@ def _live(
         from workload_map.cluster.events import read_events
 
         try:
-            events = read_events(client, obj_ns)
+            if early_events is not None and obj_ns == namespace:
+                events = early_events.result()
+            else:
+                events = read_events(client, obj_ns)
         except ForbiddenError as exc:
             session.state.warn(f"not allowed to list events, so they are not shown: {exc}")
     lookups = []
@@ -206,4 +280,6 @@ def _live(
     denied = sorted({r for lk in lookups for r in lk.denied_resources()})
     if denied:
         session.state.warn(messages.owners_not_readable(denied))
-    _emit(view, fmt, pod_limit, component_limit)
+    from workload_map.cli.cost import describe_with_cost
+
+    _emit(describe_with_cost(session.state, view), fmt, pod_limit, component_limit)
