@@ -8,9 +8,7 @@ are checked by counting, not by wall-clock limits.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from workload_map.cluster.auth import ExecCredentialProvider, TokenFileSource
+from tests.support.pids import gone
+from workload_map.cluster.auth import MAX_TOKEN_FILE, ExecCredentialProvider, TokenFileSource
 from workload_map.cluster.client import MAX_RETRY_AFTER, KubeClient
 from workload_map.cluster.kubeconfig import ClusterConfig, ExecConfig, read_local_file
 from workload_map.cluster.watch import MAX_EVENT_BYTES, WatchStream
@@ -157,12 +156,15 @@ def test_watch_lines_split_across_chunks() -> None:
 
 
 def test_token_file_and_local_files_are_capped(tmp_path: Path) -> None:
-    with pytest.raises(ConfigurationError, match="token file /dev/zero is larger than"):
-        TokenFileSource("/dev/zero").get()
-    with pytest.raises(
-        ConfigurationError, match="client certificate file /dev/zero is larger than 1024 bytes"
-    ):
-        read_local_file("/dev/zero", "client certificate", 1024)
+    with pytest.raises(ConfigurationError, match="token file /dev/zero: it is a character device"):
+        TokenFileSource("/dev/zero").get()  # refused by type, never opened
+    big = tmp_path / "big"
+    with open(big, "wb") as fh:
+        fh.truncate(MAX_TOKEN_FILE + 1)  # sparse
+    with pytest.raises(ConfigurationError, match=f"token file {big} is larger than 1 MiB"):
+        TokenFileSource(str(big)).get()
+    with pytest.raises(ConfigurationError, match=f"client certificate file {big} is larger than 1 KiB"):
+        read_local_file(big, "client certificate", 1024)
     with pytest.raises(ConfigurationError, match=f"token file {tmp_path}/none does not exist"):
         TokenFileSource(str(tmp_path / "none")).get()
     (tmp_path / "t").write_text("abc\n")
@@ -179,28 +181,13 @@ def plugin(tmp_path: Path, body: str) -> ExecCredentialProvider:
     return ExecCredentialProvider(cfg, None, stderr=subprocess.DEVNULL, timeout=0.5)
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead for our purpose.
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().split(") ", 1)[1][0] != "Z"
-
-
 def test_a_hanging_exec_plugin_is_stopped_with_its_children(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
     # The plugin starts a child that keeps stdout open: killing only the plugin would still block.
     provider = plugin(tmp_path, f"sleep 1000 & echo $! > {pidfile}\nwait\n")
     with pytest.raises(ExecPluginError, match=r'"[^"]+plugin" did not finish within 0.5s; it was stopped'):
         provider.get()
-    child = int(pidfile.read_text())
-    for _ in range(200):  # SIGKILL is asynchronous; poll its arrival (no time limit asserted)
-        if not alive(child):
-            break
-        time.sleep(0.01)
-    assert not alive(child)
+    assert gone([int(pidfile.read_text())])
 
 
 def test_an_exec_plugin_that_prints_without_end_is_stopped(tmp_path: Path) -> None:

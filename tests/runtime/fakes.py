@@ -31,9 +31,10 @@ class FakeResponse:
         self.lines = lines
         self.block = block
         self.extensions: dict[str, Any] = {}
+        self.headers: dict[str, str] = {}
         self.closed = False
 
-    def iter_bytes(self) -> Iterator[bytes]:
+    def iter_raw(self) -> Iterator[bytes]:
         for line in self.lines:
             yield line + b"\n"
         if self.block is not None:

@@ -4,15 +4,22 @@ per test user."""
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+import uvicorn
 from starlette.testclient import TestClient
 
 from tests.support.cluster import TestCluster
 from workload_map.cluster.kubeconfig import ConnectionOptions, load_cluster_config
 from workload_map.server.app import ServerSettings, create_app
+from workload_map.server.limits import Limits, uvicorn_options
 from workload_map.server.state import ClusterState
 
 
@@ -61,3 +68,26 @@ def bearer(cluster: TestCluster) -> Callable[[str], dict[str, str]]:
         return {"Authorization": f"Bearer {cluster.token(user)}"}
 
     return headers
+
+
+@contextmanager
+def uvicorn_on_loopback(app: Any, limits: Limits) -> Iterator[int]:
+    """``app`` under a real uvicorn on a free loopback port (yielded), with the options ``wmap
+    serve`` passes for ``limits``; stopped at the end."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = int(sock.getsockname()[1])
+    sock.close()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical", **uvicorn_options(limits))
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(400):
+        if server.started:
+            break
+        time.sleep(0.05)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(20)

@@ -264,10 +264,13 @@ def test_suspend_resume_jobset(
     seed(kube, namespace, "pausable", pods=False)
     url = f"/api/v1/namespaces/{namespace}/workloads/jobsets/pausable"
     admin = bearer("admin")
-    # read-only server: 403, but a dry run shows the patch
+    # read-only server: 403, a dry run too (it obeys --enable-writes like any write)
     denied = ro.post(url + "/suspend", headers=admin)
     assert denied.status_code == 403 and denied.json()["error"] == "writes_disabled"
-    dry = ro.post(url + "/suspend?dryRun=true", headers=admin).json()
+    denied_dry = ro.post(url + "/suspend?dryRun=true", headers=admin)
+    assert denied_dry.status_code == 403 and denied_dry.json()["error"] == "writes_disabled"
+    # a server with writes shows the patch of a dry run and changes nothing
+    dry = rw.post(url + "/suspend?dryRun=true", headers=admin).json()
     assert dry["dryRun"] is True and dry["changed"] is True
     assert dry["patchType"] == "merge" and dry["patch"] == {"spec": {"suspend": True}}
     assert not kube.get("jobset.x-k8s.io/v1alpha2", "jobsets", "pausable", namespace)["spec"].get("suspend")

@@ -165,3 +165,97 @@ def test_a_broken_tls_handshake_does_not_stall_other_clients(tmp_path: Path) -> 
         silent.close()
     finally:
         thread.stop()
+
+
+# ------------------------------------------------------------------ issue #23: heads and clients
+
+
+def start(limits: ServerLimits) -> ServerThread:
+    return ServerThread(BoundedHTTPServer(("127.0.0.1", 0), Echo, limits=limits), "test-http").start()
+
+
+def connect_from(port: int, source: str) -> socket.socket:
+    sock = socket.socket()
+    sock.bind((source, 0))
+    sock.settimeout(30)
+    sock.connect(("127.0.0.1", port))
+    return sock
+
+
+def ask(port: int, head: bytes, source: str = "127.0.0.1") -> bytes:
+    with connect_from(port, source) as sock:
+        sock.sendall(head)
+        return sock.recv(65536)
+
+
+def test_a_100_kb_request_head_is_answered_431(serve: ServerThread) -> None:
+    # 50 lines of 2 KB: each under the stdlib's 64 KB line limit and within its 100 lines.
+    pad = b"".join(b"X-Pad-%d: %s\r\n" % (i, b"a" * 2000) for i in range(50))
+    reply = ask(serve.port, b"GET / HTTP/1.1\r\nHost: x\r\n" + pad + b"\r\n")
+    assert reply.startswith(b"HTTP/1.1 431 "), reply[:80]
+
+
+def test_a_long_request_line_counts_toward_the_head(serve: ServerThread) -> None:
+    reply = ask(serve.port, b"GET /" + b"a" * (40 << 10) + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert reply.startswith(b"HTTP/1.1 431 "), reply[:80]
+
+
+def test_a_head_within_the_limit_and_its_body_pass(serve: ServerThread) -> None:
+    pad = b"".join(b"X-Pad-%d: %s\r\n" % (i, b"a" * 1000) for i in range(30))
+    body = b"b" * (64 << 10)  # the body does not count toward the head
+    head = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n" % len(body) + pad + b"\r\n"
+    with connect_from(serve.port, "127.0.0.1") as sock:
+        sock.sendall(head + body)
+        reply = b""
+        while len(reply) < len(body):
+            chunk = sock.recv(1 << 20)
+            if not chunk:
+                break
+            reply += chunk
+    assert reply.startswith(b"HTTP/1.1 200 ") and reply.endswith(body)
+
+
+def test_one_client_address_holds_at_most_max_per_client_connections() -> None:
+    thread = start(ServerLimits(workers=4, backlog=16, header_timeout=30.0, max_per_client=2))
+    held = [connect_from(thread.port, "127.0.0.2") for _ in range(2)]
+    try:
+        time.sleep(0.1)  # let the accept loop take both
+        refused = connect_from(thread.port, "127.0.0.2")
+        assert refused.recv(100).startswith(b"HTTP/1.1 503")
+        refused.close()
+        assert ask(thread.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").startswith(b"HTTP/1.1 200")
+    finally:
+        for sock in held:
+            sock.close()
+        thread.stop()
+
+
+def test_silent_connections_hold_no_worker() -> None:
+    # One worker; five connections that never send a byte wait in the waiting room, not on it.
+    thread = start(ServerLimits(workers=1, backlog=8, header_timeout=30.0, max_per_client=8))
+    silent = [connect_from(thread.port, "127.0.0.2") for _ in range(5)]
+    try:
+        for _ in range(3):
+            assert ask(thread.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").startswith(b"HTTP/1.1 200")
+    finally:
+        for sock in silent:
+            sock.close()
+        thread.stop()
+
+
+def test_when_every_slot_is_taken_the_oldest_silent_connection_makes_room() -> None:
+    thread = start(ServerLimits(workers=1, backlog=1, header_timeout=30.0, max_per_client=8))
+    first = connect_from(thread.port, "127.0.0.2")
+    time.sleep(0.1)
+    second = connect_from(thread.port, "127.0.0.3")
+    time.sleep(0.1)
+    try:
+        assert ask(thread.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").startswith(b"HTTP/1.1 200")
+        assert first.recv(10) == b""  # closed to make room
+        second.settimeout(0.2)
+        with pytest.raises(TimeoutError):
+            second.recv(10)  # still waiting, untouched
+    finally:
+        first.close()
+        second.close()
+        thread.stop()

@@ -37,6 +37,7 @@ import httpx
 import yaml
 
 from tests.support.apiserver_binary import ensure_apiserver_binary, ensure_etcd
+from tests.support.pids import alive
 
 #: Per wait (etcd healthy, apiserver ready); raise it with $WMAP_CLUSTER_READY_TIMEOUT on slow machines.
 DEFAULT_READY_TIMEOUT = float(os.environ.get("WMAP_CLUSTER_READY_TIMEOUT", "90"))
@@ -134,16 +135,6 @@ def _default_base_dir() -> str | None:
     return None
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _sweep_stale_dirs(base: str | None) -> None:
     """Remove cluster dirs left behind by test processes that were killed (they hold RAM in /dev/shm)."""
     root = Path(base or tempfile.gettempdir())
@@ -152,7 +143,7 @@ def _sweep_stale_dirs(base: str | None) -> None:
             pid = int((candidate / "owner.pid").read_text())
         except (OSError, ValueError):
             continue
-        if not _pid_alive(pid):
+        if not alive(pid):
             shutil.rmtree(candidate, ignore_errors=True)
 
 

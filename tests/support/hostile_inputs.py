@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +118,29 @@ def directory_of_files(directory: Path, count: int = 100_000) -> Path:
 def make_fifo(path: Path) -> Path:
     os.mkfifo(path)
     return path
+
+
+@contextmanager
+def fifo_unblocked_after(path: Path, seconds: float = 60.0) -> Iterator[Path]:
+    """A FIFO without a writer at ``path``. Should a reader block on it anyway (the bug a test looks
+    for), the write end is opened and closed after ``seconds``: the reader sees end-of-file and the
+    test fails on its assertion instead of hanging the suite."""
+    make_fifo(path)
+    done = threading.Event()
+
+    def unblock() -> None:
+        if done.wait(seconds):
+            return
+        with suppress(OSError):  # ENXIO: nobody is blocked on it
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+    guard = threading.Thread(target=unblock, daemon=True)
+    guard.start()
+    try:
+        yield path
+    finally:
+        done.set()
+        guard.join()
 
 
 def make_socket(path: Path) -> tuple[Path, socket.socket]:

@@ -307,10 +307,29 @@ def run(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         _err(f"error: {messages.internal_error(f'{type(exc).__name__}: {exc}')}")
         return exit_codes.ERROR
+    finally:
+        _stop_exec_plugins()
+
+
+def _stop_exec_plugins() -> None:
+    """Exec credential plugins still running (wmap was interrupted, or another thread failed) end
+    with wmap. Only when the client was used: ``--help`` stays free of it."""
+    auth = sys.modules.get("workload_map.cluster.auth")
+    if auth is not None:
+        auth.stop_exec_plugins()
+
+
+def _terminated(signum: int, _frame: object) -> None:
+    """SIGTERM unwinds like an error, so that ``finally`` blocks (exec plugins) run."""
+    raise SystemExit(128 + signum)
 
 
 def main() -> None:
     """Console-script entry point (``wmap``, ``kubectl-wmap``)."""
+    import signal
+
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
     sys.exit(run())
 
 

@@ -11,10 +11,18 @@ its stdout must be an ExecCredential of the same apiVersion whose ``status`` hol
 ``clientCertificateData``/``clientKeyData`` PEM pair, optionally with an ``expirationTimestamp``.
 The result is cached until that time (for the life of the process without one). The plugin's stderr
 goes to ours, as with kubectl (plugins print prompts and errors there).
+
+A plugin runs once per credential need: one thread runs it while the others wait for its result
+(the provider's lock), and a failure is that result too: for :data:`EXEC_FAILURE_HOLD` seconds
+every request fails with the same error instead of starting the plugin again. A plugin is stopped
+with everything it started (its own session, or for an interactive plugin, which must stay in the
+terminal's process group, its process tree) when it outlives its time limit, when the waiting
+thread is interrupted, and when the process exits (:func:`stop_exec_plugins`, also run at exit).
 """
 
 from __future__ import annotations
 
+import atexit
 import base64
 import contextlib
 import os
@@ -36,7 +44,7 @@ import orjson
 from workload_map.cluster.kubeconfig import ClusterConfig, ExecConfig, read_local_file
 from workload_map.errors import ConfigurationError, ExecPluginError
 
-__all__ = ["Credential", "ExecCredentialProvider", "KubeAuth", "TokenFileSource"]
+__all__ = ["Credential", "ExecCredentialProvider", "KubeAuth", "TokenFileSource", "stop_exec_plugins"]
 
 EXEC_API_VERSIONS = (
     "client.authentication.k8s.io/v1",
@@ -54,19 +62,78 @@ EXEC_TIMEOUT = 60.0
 INTERACTIVE_EXEC_TIMEOUT = 300.0
 #: Largest ExecCredential an exec plugin may print.
 MAX_EXEC_OUTPUT = 1024 * 1024
+#: Seconds a failed plugin run stands as the answer to every credential request (not run again).
+EXEC_FAILURE_HOLD = 30.0
+
+#: Plugins running now (pid -> process, whether it has its own session), for stop_exec_plugins.
+_running: dict[int, tuple[subprocess.Popen[bytes], bool]] = {}
+_running_lock = threading.Lock()
+_exit_hook = False
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid`` (Linux /proc; empty elsewhere), children first."""
+    parents: dict[int, list[int]] = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                    stat = fh.read(1024)
+                ppid = int(stat.rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            parents.setdefault(ppid, []).append(int(entry.name))
+    out: list[int] = []
+    todo = [pid]
+    while todo and len(out) < 10_000:
+        for child in parents.get(todo.pop(), ()):
+            out.append(child)
+            todo.append(child)
+    return out
 
 
 def _kill(proc: subprocess.Popen[bytes], *, group: bool) -> None:
-    """Stop a plugin (and, in its own session, everything it started); reap it if it goes quickly."""
+    """Stop a plugin with everything it started: its session's process group, or (an interactive
+    plugin shares the terminal's group with us) its process tree; reap it if it goes quickly."""
     try:
         if group:
             os.killpg(proc.pid, signal.SIGKILL)
         else:
-            proc.kill()
+            for pid in [*_descendants(proc.pid), proc.pid]:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=1.0)
+
+
+def _track(proc: subprocess.Popen[bytes], group: bool) -> None:
+    global _exit_hook
+    with _running_lock:
+        _running[proc.pid] = (proc, group)
+        if not _exit_hook:
+            atexit.register(stop_exec_plugins)
+            _exit_hook = True
+
+
+def _untrack(proc: subprocess.Popen[bytes]) -> None:
+    with _running_lock:
+        _running.pop(proc.pid, None)
+
+
+def stop_exec_plugins() -> int:
+    """Kill every exec plugin still running, with what it started; the number stopped. The CLI calls
+    it on its way out (an interrupt, an error in another thread), and it runs at interpreter exit."""
+    with _running_lock:
+        running = list(_running.values())
+        _running.clear()
+    for proc, group in running:
+        if proc.poll() is None:
+            _kill(proc, group=group)
+    return len(running)
 
 
 @dataclass(frozen=True)
@@ -121,6 +188,8 @@ class ExecCredentialProvider:
         self.timeout = timeout
         self._lock = threading.Lock()
         self._cached: Credential | None = None
+        #: The last run's failure while it stands: (clock time it ends, message).
+        self._failure: tuple[float, str] | None = None
         #: How many times the plugin ran (tests and diagnostics).
         self.runs = 0
 
@@ -132,20 +201,34 @@ class ExecCredentialProvider:
             cached = self._cached
             if not force and cached is not None and cached.valid(self._clock()):
                 return cached
-            self._cached = self._run()
-            return self._cached
+            return self._refresh()
 
     def refresh_after_unauthorized(self, used: Credential | None) -> Credential:
         """After a 401: run the plugin again, unless another thread already replaced ``used``."""
         with self._lock:
             if self._cached is not None and self._cached is not used and self._cached.valid(self._clock()):
                 return self._cached
-            self._cached = self._run()
-            return self._cached
+            return self._refresh()
 
     def invalidate(self) -> None:
         with self._lock:
             self._cached = None
+            self._failure = None
+
+    def _refresh(self) -> Credential:
+        """Run the plugin (the lock is held: one run for every waiting thread), unless its last run
+        failed less than :data:`EXEC_FAILURE_HOLD` seconds ago: then that failure again."""
+        if self._failure is not None:
+            until, message = self._failure
+            if self._clock() < until:
+                raise ExecPluginError(message)
+            self._failure = None
+        try:
+            self._cached = self._run()
+        except ExecPluginError as exc:
+            self._failure = (self._clock() + EXEC_FAILURE_HOLD, str(exc))
+            raise
+        return self._cached
 
     # ------------------------------------------------------------------------------------- running
 
@@ -230,6 +313,19 @@ class ExecCredentialProvider:
             raise ExecPluginError(f'exec plugin "{command}" is not executable') from None
         except OSError as exc:
             raise ExecPluginError(f'exec plugin "{command}" could not be started: {exc}') from None
+        _track(proc, not interactive)
+        try:
+            return self._wait(proc, command, interactive, limit)
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM turned into an exception...): the plugin goes too.
+            _kill(proc, group=not interactive)
+            raise
+        finally:
+            _untrack(proc)
+
+    def _wait(
+        self, proc: subprocess.Popen[bytes], command: str, interactive: bool, limit: float
+    ) -> tuple[int, bytes]:
         assert proc.stdout is not None
         stdout = proc.stdout
         chunks: list[bytes] = []

@@ -13,6 +13,13 @@ Design points:
   at most ``max_tries`` (5) attempts in all.
 - Errors: HTTP errors become :class:`~workload_map.errors.ApiError` subclasses carrying the API's
   ``Status`` message; transport failures become :class:`~workload_map.errors.ConnectionFailedError`.
+  A redirect (any 3xx: redirects are not followed) and a success body that is empty or not a JSON
+  object are errors naming the request and the server.
+- Ceilings on what a server can make the client hold or do: :data:`MAX_RESPONSE_BYTES` per body,
+  :data:`~workload_map.cluster.decode.MAX_DECODED_VALUES` JSON values per document (counted before
+  decoding, cluster/decode.py), :data:`MAX_LIST_PAGES` pages, :data:`MAX_LIST_ITEMS` objects and
+  :data:`MAX_LIST_SECONDS` seconds of requests per list; a list page over a ceiling is asked for
+  again in halves (``limit`` halved).
 """
 
 from __future__ import annotations
@@ -33,6 +40,15 @@ import orjson
 
 from workload_map import __version__
 from workload_map.cluster.auth import Credential, ExecCredentialProvider, KubeAuth
+from workload_map.cluster.decode import (
+    ACCEPT_ENCODING,
+    MAX_DECODED_VALUES,
+    decoded_chunks,
+    loads_bounded,
+    not_json,
+    too_many_values,
+    value_count,
+)
 from workload_map.cluster.kubeconfig import ClusterConfig, ConnectionOptions, load_cluster_config
 from workload_map.cluster.tls import build_ssl_context
 from workload_map.cluster.watch import WatchStream
@@ -48,7 +64,19 @@ from workload_map.errors import (
 )
 from workload_map.kube.objects import api_path
 
-__all__ = ["DEFAULT_CHUNK_SIZE", "KubeClient", "PatchType", "WatchEvent", "WatchStream", "api_path"]
+__all__ = [
+    "DEFAULT_CHUNK_SIZE",
+    "MAX_LIST_ITEMS",
+    "MAX_LIST_PAGES",
+    "MAX_LIST_SECONDS",
+    "MAX_RESPONSE_BYTES",
+    "Deadline",
+    "KubeClient",
+    "PatchType",
+    "WatchEvent",
+    "WatchStream",
+    "api_path",
+]
 
 DEFAULT_CHUNK_SIZE = 500
 PatchType = Literal["merge", "json", "strategic", "apply"]
@@ -74,6 +102,15 @@ DEFAULT_RESPONSE_DEADLINE = 300.0
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 #: Error bodies are cut here: only their Status message is used.
 MAX_ERROR_BODY = 64 * 1024
+#: Pages one list may take: a million objects at the default page of 500 (Kubernetes supports
+#: clusters of up to 150,000 pods); a server that sends a ``continue`` token on every page is
+#: stopped here.
+MAX_LIST_PAGES = 2_000
+#: Seconds of requests one list may take in all (its consumer's time between pages not counted).
+MAX_LIST_SECONDS = 600.0
+#: Objects one list may bring (pages of tiny objects, each under the value ceiling, would otherwise
+#: keep a consumer resolving objects for as long as the pages last).
+MAX_LIST_ITEMS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -154,6 +191,10 @@ class KubeClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
+        max_values: int = MAX_DECODED_VALUES,
+        max_list_pages: int = MAX_LIST_PAGES,
+        max_list_seconds: float = MAX_LIST_SECONDS,
+        max_list_items: int = MAX_LIST_ITEMS,
         on_warning: Callable[[str], None] | None = None,
         user_agent: str | None = None,
     ) -> None:
@@ -166,6 +207,10 @@ class KubeClient:
         self._sleep = sleep
         self._clock = clock
         self.max_response_bytes = max_response_bytes
+        self.max_values = max_values
+        self.max_list_pages = max(1, max_list_pages)
+        self.max_list_seconds = max_list_seconds
+        self.max_list_items = max_list_items
         self.on_warning = on_warning
         self.user_agent = user_agent or f"wmap/{__version__} (python; httpx)"
         self._transport = transport
@@ -218,7 +263,11 @@ class KubeClient:
             if self.config.timeout
             else httpx.Timeout(connect=15.0, read=120.0, write=60.0, pool=None)
         )
-        headers = {"User-Agent": self.user_agent, "Accept": "application/json"}
+        headers = {
+            "User-Agent": self.user_agent,
+            "Accept": "application/json",
+            "Accept-Encoding": ACCEPT_ENCODING,
+        }
         if self.config.disable_compression:
             headers["Accept-Encoding"] = "identity"
         self._cert_in_use = cert
@@ -281,10 +330,14 @@ class KubeClient:
         idempotent: bool | None = None,
         timeout: httpx.Timeout | None = None,
         accept: str | None = None,
+        until: Deadline | None = None,
+        values: tuple[int, str] | None = None,
     ) -> httpx.Response:
         """Send a request with retries; raise ApiError subclasses for HTTP errors.
 
-        With ``stream=True`` the caller must close the returned response.
+        With ``stream=True`` the caller must close the returned response. ``until`` is an outer
+        deadline (a whole list's or discovery's) that shortens the request's own; ``values`` a
+        lower value ceiling for this body than the client's, with the name of its constant.
         """
         if idempotent is None:
             idempotent = method in ("GET", "HEAD", "PUT", "DELETE", "OPTIONS")
@@ -294,7 +347,9 @@ class KubeClient:
         if accept:
             headers["Accept"] = accept
         budget = self.config.timeout or (None if stream else DEFAULT_RESPONSE_DEADLINE)
-        deadline = None if budget is None else _Deadline(budget, self._clock() + budget)
+        deadline = None if budget is None else Deadline(budget, self._clock() + budget)
+        if until is not None and (deadline is None or until.at < deadline.at):
+            deadline = until
         attempt = 0
         connect_failures = 0
         exec_retried = False
@@ -344,10 +399,13 @@ class KubeClient:
                 ) from exc
             status = response.status_code
             raw_path = request.url.raw_path.decode("ascii", "replace")
+            if 300 <= status < 400:
+                self._read_body(response, deadline, method, raw_path, limit=MAX_ERROR_BODY)
+                raise self._redirect(status, response.headers.get("location"), method, raw_path)
             if status < 400:
                 self._warn(response)
                 if not stream:
-                    self._read_body(response, deadline, method, raw_path)
+                    self._read_body(response, deadline, method, raw_path, values=values)
                 return response
             retry = status in (429, 503) or (idempotent and status in (500, 502, 504))
             delay = self._backoff(attempt, response.headers.get("retry-after")) if retry else 0.0
@@ -364,7 +422,7 @@ class KubeClient:
                 continue
             raise _status_error(status, body, method, raw_path)
 
-    def _left(self, deadline: _Deadline | None, method: str, path: str) -> float | None:
+    def _left(self, deadline: Deadline | None, method: str, path: str) -> float | None:
         """Seconds left before ``deadline`` (None: no deadline); past it, the request has timed out."""
         if deadline is None:
             return None
@@ -373,38 +431,66 @@ class KubeClient:
             raise self._timed_out(method, path, deadline)
         return left
 
-    def _can_wait(self, delay: float, deadline: _Deadline | None) -> bool:
+    def _can_wait(self, delay: float, deadline: Deadline | None) -> bool:
         """Whether a retry after ``delay`` seconds still starts before the deadline."""
         return deadline is None or self._clock() + delay < deadline.at
 
-    def _timed_out(self, method: str, path: str, deadline: _Deadline) -> ConnectionFailedError:
-        flag = " (--request-timeout)" if self.config.timeout else ""
-        within = f"no complete response within {deadline.budget:g}s{flag}"
+    def _timed_out(self, method: str, path: str, deadline: Deadline) -> ConnectionFailedError:
+        if deadline.why:
+            within = deadline.why
+        else:
+            flag = " (--request-timeout)" if self.config.timeout else ""
+            within = f"no complete response within {deadline.budget:g}s{flag}"
         return ConnectionFailedError(
             f"{method} {path} on {self.config.server}: {within}",
             server=self.config.server,
         )
 
+    def _redirect(self, status: int, location: str | None, method: str, path: str) -> ApiError:
+        to = f" to {location[:200]}" if location else ""
+        return ApiError(
+            status,
+            "Redirect",
+            f"{self.where(method, path)}: the API server answered HTTP {status} (a redirect{to}); "
+            "redirects are not followed: check the server address of the kubeconfig's cluster",
+            method=method,
+            path=path,
+        )
+
+    def where(self, method: str, path: str) -> str:
+        """``GET /api/v1/pods on https://host``: how errors name a request."""
+        return f"{method} {path} on {self.config.server}"
+
+    def deadline(self, seconds: float, why: str) -> Deadline:
+        """An outer deadline ``seconds`` from now (see :meth:`request`'s ``until``); ``why`` is the
+        error text once it passed."""
+        return Deadline(seconds, self._clock() + seconds, why)
+
     def _read_body(
         self,
         response: httpx.Response,
-        deadline: _Deadline | None,
+        deadline: Deadline | None,
         method: str,
         path: str,
         *,
         limit: int | None = None,
+        values: tuple[int, str] | None = None,
     ) -> bytes:
-        """Read the body within the deadline and the size cap; the response keeps it as ``.content``.
+        """Read the body within the deadline and the ceilings; the response keeps it as ``.content``.
 
         An error body over ``limit`` is cut there (only its Status message matters); a success body over
-        ``max_response_bytes`` is an error, as is a body still arriving at the deadline (a server that
-        trickles bytes defeats the per-read timeout).
+        ``max_response_bytes`` (inflated) or ``max_values`` JSON values is an error raised as soon as
+        it passes the ceiling, as is a body still arriving at the deadline (a server that trickles
+        bytes defeats the per-read timeout).
         """
         cap = self.max_response_bytes if limit is None else limit
+        most, name = (self.max_values, "MAX_DECODED_VALUES") if values is None else values
+        where = self.where(method, path)
         chunks: list[bytes] = []
         size = 0
+        counted = 0
         try:
-            for chunk in response.iter_bytes():
+            for chunk in decoded_chunks(response, where):
                 size += len(chunk)
                 if size > cap:
                     if limit is not None:
@@ -413,10 +499,14 @@ class KubeClient:
                     raise ApiError(
                         response.status_code,
                         "ResponseTooLarge",
-                        f"{method} {path}: the API server's response is larger than {cap} bytes",
+                        f"{where}: the API server's response is larger than {cap} bytes (MAX_RESPONSE_BYTES)",
                         method=method,
                         path=path,
                     )
+                if limit is None:
+                    counted += value_count(chunk)
+                    if counted > most:
+                        raise too_many_values(response.status_code, where, most, name)
                 chunks.append(chunk)
                 if deadline is not None and self._clock() > deadline.at:
                     raise self._timed_out(method, path, deadline)
@@ -441,10 +531,41 @@ class KubeClient:
 
     # --------------------------------------------------------------------------------------- reads
 
-    def get(self, path: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """GET and decode the JSON body."""
-        response = self.request("GET", path, params=params)
-        return _decode(response)
+    def get(
+        self, path: str, params: Mapping[str, Any] | None = None, *, until: Deadline | None = None
+    ) -> dict[str, Any]:
+        """GET and decode the JSON body (an object; anything else is an ApiError naming the request)."""
+        return self._json(self.request("GET", path, params=params, until=until))
+
+    def get_document(
+        self,
+        path: str,
+        *,
+        accept: str | None = None,
+        until: Deadline | None = None,
+        values: tuple[int, str] | None = None,
+    ) -> tuple[dict[str, Any], str]:
+        """GET a JSON object with its Content-Type (discovery tells aggregated documents by it);
+        ``values``: a value ceiling of its own, with its constant's name."""
+        response = self.request("GET", path, accept=accept, until=until, values=values)
+        return self._json(response), response.headers.get("content-type", "")
+
+    def _json(self, response: httpx.Response) -> dict[str, Any]:
+        """The body of a successful ``response`` as a JSON object (its values were counted as it was read)."""
+        request = response.request
+        where = self.where(request.method, request.url.raw_path.decode("ascii", "replace"))
+        content = response.content
+        try:
+            doc = orjson.loads(content)
+        except orjson.JSONDecodeError as exc:
+            raise not_json(response.status_code, where, content, exc) from None
+        if not isinstance(doc, dict):
+            raise ApiError(
+                response.status_code,
+                "InvalidResponse",
+                f"{where}: the API server sent JSON that is not an object ({type(doc).__name__})",
+            )
+        return doc
 
     def get_bytes(self, path: str, params: Mapping[str, Any] | None = None) -> bytes:
         return self.request("GET", path, params=params).content
@@ -463,7 +584,10 @@ class KubeClient:
 
         ``limit`` is the chunk size (0 = no paging). If the continue token expires (410), the list
         restarts from the first page once and ``on_relist(message)`` is called: objects from pages
-        already yielded can then be yielded again, so deduplicate by ``metadata.uid``.
+        already yielded can then be yielded again, so deduplicate by ``metadata.uid``. A page over
+        the byte or value ceiling is asked for again with half the ``limit`` (down to 1; the pages
+        after it double back up to ``limit``); a list is stopped after :data:`MAX_LIST_PAGES`
+        pages, :data:`MAX_LIST_ITEMS` objects or :data:`MAX_LIST_SECONDS` of requests.
         """
         base: dict[str, Any] = {
             "labelSelector": label_selector or None,
@@ -472,15 +596,38 @@ class KubeClient:
         }
         token: str | None = None
         relisted = False
+        requested = limit
+        pages = 0
+        items = 0
+        spent = 0.0  # seconds spent in this list's requests
+        where = self.where("GET", path)
         while True:
+            if pages >= self.max_list_pages:
+                raise ApiError(
+                    200,
+                    "TooManyPages",
+                    f"{where}: the list did not end after {pages} pages (MAX_LIST_PAGES): "
+                    "the API server keeps sending continue tokens",
+                    method="GET",
+                    path=path,
+                )
+            pages += 1
+            left = self.max_list_seconds - spent
+            why = (
+                f"the list took more than {self.max_list_seconds:g}s of requests "
+                f"(MAX_LIST_SECONDS); it was stopped at page {pages}"
+            )
+            if left <= 0:
+                raise ConnectionFailedError(f"{where}: {why}", server=self.config.server)
             params = dict(base)
             if limit > 0:
                 params["limit"] = limit
             if token:
                 params["continue"] = token
                 params["resourceVersion"] = None  # not allowed together with continue
+            started = self._clock()
             try:
-                page = self.get(path, params)
+                page = self.get(path, params, until=self.deadline(left, why))
             except GoneError as exc:
                 if token is None or relisted:
                     raise
@@ -489,8 +636,25 @@ class KubeClient:
                 if on_relist is not None:
                     on_relist(f"the list of {path} expired while paging ({exc.message}); listing again")
                 continue
+            except ApiError as exc:
+                if exc.reason != "ResponseTooLarge" or limit <= 1:
+                    raise
+                limit //= 2  # a page over a ceiling: ask for the same page in halves
+                continue
+            finally:
+                spent += self._clock() - started
+            limit = min(requested, limit * 2)  # after a halving, back up page by page
             if page.get("items") is None:
                 page["items"] = []
+            items += len(page["items"]) if isinstance(page["items"], list) else 0
+            if items > self.max_list_items:
+                raise ApiError(
+                    200,
+                    "TooManyItems",
+                    f"{where}: the list holds more than {self.max_list_items} objects (MAX_LIST_ITEMS)",
+                    method="GET",
+                    path=path,
+                )
             yield page
             token = (page.get("metadata") or {}).get("continue") or None
             if not token:
@@ -621,7 +785,7 @@ class KubeClient:
         response = self.request(
             method, path, params=params, content=orjson.dumps(body), content_type="application/json"
         )
-        return _decode(response)
+        return self._json(response)
 
     def patch(
         self,
@@ -654,7 +818,7 @@ class KubeClient:
             content_type=_PATCH_CONTENT_TYPES[patch_type],
             idempotent=patch_type == "apply",
         )
-        return _decode(response)
+        return self._json(response)
 
     def delete(
         self,
@@ -678,7 +842,7 @@ class KubeClient:
         response = self.request(
             "DELETE", path, content=orjson.dumps(options), content_type="application/json"
         )
-        return _decode(response)
+        return self._json(response)
 
     # ------------------------------------------------------------------------- status subresource
 
@@ -706,11 +870,13 @@ class KubeClient:
 
 
 @dataclass(frozen=True)
-class _Deadline:
-    """A request's whole time limit: ``budget`` seconds, ending at monotonic time ``at``."""
+class Deadline:
+    """A time limit: ``budget`` seconds, ending at the client clock's time ``at``; ``why`` says, once
+    it passed, what was limited (empty: the request's own deadline)."""
 
     budget: float
     at: float
+    why: str = ""
 
 
 def _within(timeout: httpx.Timeout, left: float | None) -> httpx.Timeout:
@@ -732,35 +898,11 @@ def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {k: v for k, v in params.items() if v is not None}
 
 
-def _decode(response: httpx.Response) -> dict[str, Any]:
-    content = response.content
-    if not content:
-        return {}
-    try:
-        doc = orjson.loads(content)
-    except orjson.JSONDecodeError as exc:
-        raise ApiError(
-            response.status_code,
-            "InvalidResponse",
-            f"the API server sent a response that is not JSON ({exc}): {content[:200]!r}",
-        ) from None
-    if not isinstance(doc, dict):
-        raise ApiError(
-            response.status_code, "InvalidResponse", "the API server sent JSON that is not an object"
-        )
-    return doc
-
-
 def _watch_event(line: bytes, path: str) -> WatchEvent | None:
     line = line.strip()
     if not line:
         return None
-    try:
-        doc = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        raise ApiError(
-            200, "InvalidResponse", f"the watch on {path} sent a line that is not JSON: {exc}"
-        ) from None
+    doc = loads_bounded(line, f"the watch on {path}")
     if not isinstance(doc, dict):
         raise ApiError(200, "InvalidResponse", f"the watch on {path} sent a line that is not an object")
     kind = doc.get("type")

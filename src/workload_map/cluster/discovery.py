@@ -4,6 +4,14 @@ Discovery reads ``/api``, ``/apis`` and every served group version (``/api/v1``,
 requests in flight. Servers that offer aggregated discovery (``apidiscovery.k8s.io/v2`` or ``v2beta1``,
 Kubernetes 1.26+) answer everything in the two root requests instead.
 
+Ceilings (a server's discovery is read whole, so a hostile one could otherwise make it endless): at
+most :data:`MAX_DISCOVERY_GROUPS` API groups, :data:`MAX_DISCOVERY_GROUP_VERSIONS` group versions
+(one request each), :data:`MAX_DISCOVERY_RESOURCES` resources in all and
+:data:`MAX_DISCOVERY_SECONDS` for the whole discovery, and :data:`MAX_DISCOVERY_DOCUMENT_VALUES`
+JSON values per group version's document (eight are read at once); past one, discovery fails
+with an error naming the ceiling and the server (a group version over its ceiling counts as a
+failed group, like any other broken group).
+
 Caching: in memory per :class:`Discovery` and on disk under
 ``<cache root>/discovery/<sha256(server)[:16]>/discovery.json`` where the cache root is ``--cache-dir``,
 else ``$XDG_CACHE_HOME/workload-map``, else ``~/.cache/workload-map``. The disk copy is trusted for
@@ -46,10 +54,15 @@ from workload_map.errors import (
 from workload_map.kube.objects import split_api_version
 
 if TYPE_CHECKING:
-    from workload_map.cluster.client import KubeClient
+    from workload_map.cluster.client import Deadline, KubeClient
 
 __all__ = [
     "DEFAULT_TTL",
+    "MAX_DISCOVERY_DOCUMENT_VALUES",
+    "MAX_DISCOVERY_GROUPS",
+    "MAX_DISCOVERY_GROUP_VERSIONS",
+    "MAX_DISCOVERY_RESOURCES",
+    "MAX_DISCOVERY_SECONDS",
     "APIResource",
     "Discovery",
     "GroupInfo",
@@ -63,6 +76,18 @@ MAX_IN_FLIGHT = 8
 CACHE_FORMAT = 1
 #: A miss on an in-memory discovery younger than this does not trigger a refetch.
 FRESH_ENOUGH = 30.0
+#: API groups read at most (large clusters serve a few hundred).
+MAX_DISCOVERY_GROUPS = 2_000
+#: Group versions read at most: each is one request when discovery is not aggregated.
+MAX_DISCOVERY_GROUP_VERSIONS = 4_000
+#: Resources (subresources included) read at most, over every group version.
+MAX_DISCOVERY_RESOURCES = 50_000
+#: Seconds one whole discovery may take (its requests in parallel included).
+MAX_DISCOVERY_SECONDS = 120.0
+#: JSON values one group version's document may hold (about 20 per resource: 12,000 resources):
+#: discovery reads eight at once, so each gets a ceiling of its own, under the client's.
+MAX_DISCOVERY_DOCUMENT_VALUES = 250_000
+_DOCUMENT_VALUES = (MAX_DISCOVERY_DOCUMENT_VALUES, "MAX_DISCOVERY_DOCUMENT_VALUES")
 _AGGREGATED_ACCEPT = (
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
     "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
@@ -150,10 +175,49 @@ def cache_root(cache_dir: str | None = None) -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "workload-map"
 
 
-def _parse_resource_list(group: str, version: str, doc: dict[str, Any], preferred: bool) -> list[APIResource]:
+class _Budget:
+    """How many groups, group versions and resources one discovery has read so far; thread-safe."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self._lock = threading.Lock()
+        self._used = {"groups": 0, "versions": 0, "resources": 0}
+
+    def take(self, what: str, count: int) -> None:
+        limit, name, text = _CEILINGS[what]
+        with self._lock:
+            self._used[what] += count
+            used = self._used[what]
+        if used > limit:
+            raise ApiError(
+                200,
+                "DiscoveryTooLarge",
+                f"discovery on {self.server}: the API server lists more than {limit} {text} ({name})",
+            )
+
+
+_CEILINGS = {
+    "groups": (MAX_DISCOVERY_GROUPS, "MAX_DISCOVERY_GROUPS", "API groups"),
+    "versions": (MAX_DISCOVERY_GROUP_VERSIONS, "MAX_DISCOVERY_GROUP_VERSIONS", "group versions"),
+    "resources": (MAX_DISCOVERY_RESOURCES, "MAX_DISCOVERY_RESOURCES", "resources"),
+}
+
+
+def _items(doc: Mapping[str, Any], key: str) -> list[Any]:
+    """``doc[key]`` when it is a list, else ``[]`` (a hostile document may hold anything)."""
+    value = doc.get(key)
+    return value if isinstance(value, list) else []
+
+
+def _parse_resource_list(
+    group: str, version: str, doc: dict[str, Any], preferred: bool, budget: _Budget | None = None
+) -> list[APIResource]:
     subs: dict[str, list[str]] = {}
     mains: list[dict[str, Any]] = []
-    for r in doc.get("resources") or []:
+    rows = [r for r in _items(doc, "resources") if isinstance(r, dict)]
+    if budget is not None:
+        budget.take("resources", len(rows))
+    for r in rows:
         name = r.get("name", "")
         if "/" in name:
             parent, sub = name.split("/", 1)
@@ -182,20 +246,31 @@ def _parse_resource_list(group: str, version: str, doc: dict[str, Any], preferre
     return out
 
 
-def _parse_aggregated(doc: dict[str, Any]) -> tuple[list[GroupInfo], dict[str, list[APIResource]]]:
+def _parse_aggregated(
+    doc: dict[str, Any], budget: _Budget | None = None
+) -> tuple[list[GroupInfo], dict[str, list[APIResource]]]:
     groups: list[GroupInfo] = []
     resources: dict[str, list[APIResource]] = {}
-    for item in doc.get("items") or []:
+    items = [i for i in _items(doc, "items") if isinstance(i, dict)]
+    if budget is not None:
+        budget.take("groups", len(items))
+    for item in items:
         gname = str((item.get("metadata") or {}).get("name") or "")
-        versions = [str(v.get("version")) for v in item.get("versions") or [] if v.get("version")]
+        served = [v for v in _items(item, "versions") if isinstance(v, dict)]
+        versions = [str(v.get("version")) for v in served if v.get("version")]
         if not versions:
             continue
+        if budget is not None:
+            budget.take("versions", len(versions))
         groups.append(GroupInfo(gname, tuple(versions), versions[0]))
-        for v in item.get("versions") or []:
+        for v in served:
             version = str(v.get("version"))
             gv = f"{gname}/{version}" if gname else version
             rows = []
-            for r in v.get("resources") or []:
+            listed = [r for r in _items(v, "resources") if isinstance(r, dict)]
+            if budget is not None:
+                budget.take("resources", len(listed))
+            for r in listed:
                 kind = str((r.get("responseKind") or {}).get("kind") or "")
                 rows.append(
                     APIResource(
@@ -342,11 +417,7 @@ class Discovery:
         if aggregated:
             self.refresh()
             return True
-        now_groups = {
-            str(g["name"]): tuple(str(v["version"]) for v in g.get("versions") or [])
-            for g in apis.get("groups") or []
-            if isinstance(g, Mapping)
-        }
+        now_groups = {g.name: g.versions for g in _group_list(apis, _Budget(self.client.server))}
         had = {g.name: g.versions for g in snap.groups}
         if any(now_groups.get(g) != had.get(g) for g in wanted if g):
             self.refresh()
@@ -409,44 +480,47 @@ class Discovery:
         except OSError:
             pass  # a read-only home must not break the CLI
 
-    def _get_root(self, path: str) -> tuple[dict[str, Any], bool]:
+    def _get_root(self, path: str, until: Deadline | None = None) -> tuple[dict[str, Any], bool]:
         self.fetches += 1
-        response = self.client.request("GET", path, accept=_AGGREGATED_ACCEPT)
-        aggregated = "apidiscovery.k8s.io" in response.headers.get("content-type", "")
-        doc = orjson.loads(response.content)
-        return doc, aggregated
+        doc, content_type = self.client.get_document(path, accept=_AGGREGATED_ACCEPT, until=until)
+        return doc, "apidiscovery.k8s.io" in content_type
+
+    def _deadline(self) -> Deadline:
+        return self.client.deadline(
+            MAX_DISCOVERY_SECONDS,
+            f"discovery took more than {MAX_DISCOVERY_SECONDS:g}s (MAX_DISCOVERY_SECONDS) and was stopped",
+        )
 
     def _fetch(self) -> _Snapshot:
         now = self._clock()
-        core, core_agg = self._get_root("/api")
-        apis, apis_agg = self._get_root("/apis")
+        until = self._deadline()
+        budget = _Budget(self.client.server)
+        core, core_agg = self._get_root("/api", until)
+        apis, apis_agg = self._get_root("/apis", until)
         groups: list[GroupInfo] = []
         resources: dict[str, list[APIResource]] = {}
         todo: list[tuple[str, str, bool]] = []
         if core_agg:
-            g, r = _parse_aggregated(core)
+            g, r = _parse_aggregated(core, budget)
             groups += g
             resources.update(r)
         else:
-            versions = tuple(core.get("versions") or ())
+            versions = tuple(str(v) for v in _items(core, "versions"))
             if versions:
+                budget.take("versions", len(versions))
                 groups.append(GroupInfo("", versions, versions[0]))
                 todo += [("", v, v == versions[0]) for v in versions]
         if apis_agg:
-            g, r = _parse_aggregated(apis)
+            g, r = _parse_aggregated(apis, budget)
             groups += g
             resources.update(r)
         else:
-            for item in apis.get("groups") or []:
-                versions = tuple(str(v["version"]) for v in item.get("versions") or [])
-                if not versions:
-                    continue
-                preferred = str((item.get("preferredVersion") or {}).get("version") or versions[0])
-                groups.append(GroupInfo(str(item["name"]), versions, preferred))
-                todo += [(str(item["name"]), v, v == preferred) for v in versions]
+            for info in _group_list(apis, budget):
+                groups.append(info)
+                todo += [(info.name, v, v == info.preferred_version) for v in info.versions]
         failed: dict[str, str] = {}
         if todo:
-            results = self._fetch_group_versions(todo)
+            results = self._fetch_group_versions(todo, until, budget)
             for (group, version, _), result in zip(todo, results, strict=True):
                 gv = f"{group}/{version}" if group else version
                 if isinstance(result, Exception):
@@ -455,10 +529,18 @@ class Discovery:
                     resources[gv] = result
         return _Snapshot(groups, resources, now, from_disk=False, failed=failed)
 
-    def _fetch_one(self, group: str, version: str, preferred: bool) -> list[APIResource]:
+    def _fetch_one(
+        self,
+        group: str,
+        version: str,
+        preferred: bool,
+        until: Deadline | None = None,
+        budget: _Budget | None = None,
+    ) -> list[APIResource]:
         path = f"/apis/{group}/{version}" if group else f"/api/{version}"
         self.fetches += 1
-        return _parse_resource_list(group, version, self.client.get(path), preferred)
+        doc, _ = self.client.get_document(path, until=until, values=_DOCUMENT_VALUES)
+        return _parse_resource_list(group, version, doc, preferred, budget)
 
     def _fetch_served(self, api_version: str) -> list[APIResource]:
         """One group version's resources from the server (``[]`` when it is not served)."""
@@ -468,19 +550,30 @@ class Discovery:
         except NotFoundError:
             return []
 
-    def _fetch_group_versions(self, todo: list[tuple[str, str, bool]]) -> list[list[APIResource] | Exception]:
+    def _fetch_group_versions(
+        self, todo: list[tuple[str, str, bool]], until: Deadline, budget: _Budget
+    ) -> list[list[APIResource] | Exception]:
         def one(item: tuple[str, str, bool]) -> list[APIResource] | Exception:
             try:
-                return self._fetch_one(*item)
+                return self._fetch_one(*item, until, budget)
             except ApiError as exc:  # one broken aggregated API must not hide the rest
+                if exc.reason == "DiscoveryTooLarge":
+                    raise
                 return exc
 
         if len(todo) == 1 or self.max_workers <= 1:
             return [one(t) for t in todo]
-        with ThreadPoolExecutor(
+        pool = ThreadPoolExecutor(
             max_workers=min(self.max_workers, len(todo)), thread_name_prefix="discovery"
-        ) as pool:
-            return list(pool.map(one, todo))
+        )
+        try:
+            results = list(pool.map(one, todo))
+        except BaseException:
+            # A ceiling, an interrupt: the requests not yet started are dropped, not waited for.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        return results
 
     # ------------------------------------------------------------------------------ queries
 
@@ -625,14 +718,11 @@ class Discovery:
         """Group -> served versions, read from the server now (core group ``""``)."""
         core, _ = self._get_root("/api")
         apis, aggregated = self._get_root("/apis")
-        out: dict[str, list[str]] = {"": [str(v) for v in core.get("versions") or ["v1"]]}
-        if aggregated:
-            for g in _parse_aggregated(apis)[0]:
-                out[g.name] = list(g.versions)
-            return out
-        for g in apis.get("groups") or []:
-            if isinstance(g, Mapping):
-                out[str(g.get("name"))] = [str(v.get("version")) for v in g.get("versions") or []]
+        out: dict[str, list[str]] = {"": [str(v) for v in _items(core, "versions") or ["v1"]]}
+        budget = _Budget(self.client.server)
+        groups = _parse_aggregated(apis, budget)[0] if aggregated else _group_list(apis, budget)
+        for g in groups:
+            out[g.name] = list(g.versions)
         return out
 
     def resource_for_kind(self, api_version: str, kind: str) -> APIResource | None:
@@ -654,6 +744,23 @@ class Discovery:
                 if r.kind == kind:
                     return r
         return None
+
+
+def _group_list(apis: Mapping[str, Any], budget: _Budget) -> list[GroupInfo]:
+    """The groups of an ``APIGroupList`` (``/apis``), within the discovery ceilings."""
+    items = [g for g in _items(apis, "groups") if isinstance(g, dict)]
+    budget.take("groups", len(items))
+    out = []
+    for item in items:
+        versions = tuple(
+            str(v["version"]) for v in _items(item, "versions") if isinstance(v, dict) and v.get("version")
+        )
+        if not versions:
+            continue
+        budget.take("versions", len(versions))
+        preferred = str((item.get("preferredVersion") or {}).get("version") or versions[0])
+        out.append(GroupInfo(str(item.get("name") or ""), versions, preferred))
+    return out
 
 
 def discovery_error(token: str, exc: ClusterError) -> str:

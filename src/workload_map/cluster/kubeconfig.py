@@ -167,23 +167,42 @@ def parse_duration(value: str) -> float | None:
     return None if seconds == 0 else seconds
 
 
-#: Largest local file a kubeconfig may name (certificates, keys, token files, the kubeconfig itself):
-#: a path such as /dev/zero must end in a message, not in unbounded memory.
+#: Largest local file a kubeconfig may name (certificates, keys, token files, the kubeconfig itself).
 MAX_LOCAL_FILE = 16 * 1024 * 1024
+#: The in-cluster namespace file holds one name (at most 63 characters).
+MAX_NAMESPACE_FILE = 4096
 
 
 def read_local_file(path: str | Path, what: str, limit: int = MAX_LOCAL_FILE) -> bytes:
-    """The bytes of a file the kubeconfig names, at most ``limit`` of them (else a ConfigurationError)."""
+    """The bytes of a file the kubeconfig names (or the kubeconfig itself), read with the project's
+    bounded reader (:func:`workload_map.model.inputs.read_bytes`): a FIFO, device or socket is refused
+    by its type before it is opened (a named pipe cannot block ``wmap``, ``/dev/zero`` cannot fill
+    memory) and at most ``limit`` bytes are read. Every refusal is a ConfigurationError naming the
+    file and what the kubeconfig uses it for."""
+    from workload_map.errors import InputError
+    from workload_map.model.inputs import read_bytes
+
+    label = f"{what} file {path}"
+    if not os.path.exists(path):
+        raise ConfigurationError(f"{label} does not exist")
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
-    except FileNotFoundError:
-        raise ConfigurationError(f"{what} file {path} does not exist") from None
-    except OSError as exc:
-        raise ConfigurationError(f"cannot read {what} file {path}: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        raise ConfigurationError(f"{what} file {path} is larger than {limit} bytes")
-    return data
+        return read_bytes(path, limit=limit, label=label)
+    except InputError as exc:
+        raise ConfigurationError(str(exc)) from None
+
+
+def _check_local_file(path: str, what: str, where: str) -> None:
+    """A file the configuration names exists and is a regular file (a FIFO, device or socket is
+    refused by type now, before anything reads it); else a ConfigurationError naming it."""
+    from workload_map.errors import InputError
+    from workload_map.model.inputs import require_regular_file
+
+    if not os.path.exists(path):
+        raise ConfigurationError(f"{what} file {path} ({where}) does not exist")
+    try:
+        require_regular_file(path, f"{what} file {path} ({where})")
+    except InputError as exc:
+        raise ConfigurationError(str(exc)) from None
 
 
 def _b64(value: Any, what: str, where: str) -> bytes:
@@ -337,10 +356,15 @@ def _in_cluster(options: ConnectionOptions, env: Mapping[str, str], sa_dir: Path
     if not namespace:
         namespace = env.get("POD_NAMESPACE") or None
         if namespace is None:
-            try:
-                namespace = (sa_dir / "namespace").read_text().strip() or None
-            except OSError:
-                namespace = None
+            ns_file = sa_dir / "namespace"
+            namespace = (
+                read_local_file(ns_file, "service account namespace", MAX_NAMESPACE_FILE)
+                .decode("utf-8", "replace")
+                .strip()
+                or None
+                if ns_file.exists()
+                else None
+            )
         explicit = namespace is not None
     ca_file = options.certificate_authority or (
         str(sa_dir / "ca.crt") if (sa_dir / "ca.crt").exists() else None
@@ -502,8 +526,8 @@ def load_cluster_config(
         insecure = options.insecure_skip_tls_verify
     if insecure:
         ca_data = ca_file = None
-    if ca_file and not os.path.exists(ca_file):
-        raise ConfigurationError(f"certificate authority file {ca_file} ({where}) does not exist")
+    if ca_file:
+        _check_local_file(ca_file, "certificate authority", where)
 
     # --- credentials
     uwhere = f'user "{user_name}"'
@@ -522,13 +546,15 @@ def load_cluster_config(
     else:
         key_file = _str(user, "client-key")
     for path, what in ((cert_file, "client certificate"), (key_file, "client key")):
-        if path and not os.path.exists(path):
-            raise ConfigurationError(f"{what} file {path} ({uwhere}) does not exist")
+        if path:
+            _check_local_file(path, what, uwhere)
     if bool(cert_data or cert_file) != bool(key_data or key_file):
         raise ConfigurationError(f"{uwhere}: a client certificate needs both the certificate and the key")
 
     token = options.token or _str(user, "token")
     token_file = None if options.token else _str(user, "tokenFile")
+    if token_file and os.path.exists(token_file):  # a missing one is reported when it is read
+        _check_local_file(token_file, "token", uwhere)
     exec_cfg = None
     username = password = None
     if not options.token:

@@ -73,16 +73,11 @@ def build_ssl_context(
             ctx.load_default_certs()
     if cert_pem is not None and key_pem is not None:
         load_client_cert(ctx, cert_pem, key_pem, "exec plugin")
-    elif config.client_cert_file and config.client_key_file:
-        try:
-            ctx.load_cert_chain(config.client_cert_file, config.client_key_file)
-        except ssl.SSLError as exc:
-            raise ConfigurationError(
-                f"the client certificate {config.client_cert_file} and key {config.client_key_file} "
-                f"cannot be used: {exc.reason or exc}"
-            ) from None
     elif config.client_cert_data or config.client_cert_file:
+        # Files are read with the bounded reader, never handed to OpenSSL by path: a FIFO or a device
+        # named as a certificate or key would block it or fill memory.
         cert = config.client_cert_data or read_local_file(config.client_cert_file or "", "client certificate")
         key = config.client_key_data or read_local_file(config.client_key_file or "", "client key")
-        load_client_cert(ctx, cert, key)
+        files = [f for f in (config.client_cert_file, config.client_key_file) if f]
+        load_client_cert(ctx, cert, key, " and ".join(files) or "kubeconfig")
     return ctx

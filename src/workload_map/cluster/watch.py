@@ -8,9 +8,12 @@ connection's socket down so that a read blocked in :meth:`WatchStream.events` re
 the iteration then simply ends (no error).
 
 Errors: an ``ERROR`` event raises the matching :class:`~workload_map.errors.ApiError` subclass
-(:class:`~workload_map.errors.GoneError` for 410); a line that is not JSON raises
+(:class:`~workload_map.errors.GoneError` for 410); a line that is not JSON, longer than
+:data:`MAX_EVENT_BYTES` or holding more than
+:data:`~workload_map.cluster.decode.MAX_DECODED_VALUES` values raises
 :class:`~workload_map.errors.ApiError`; a broken connection (not caused by :meth:`close`) raises
-:class:`~workload_map.errors.ConnectionFailedError`.
+:class:`~workload_map.errors.ConnectionFailedError`. A gzipped stream is inflated piece by piece
+(cluster/decode.py).
 """
 
 from __future__ import annotations
@@ -18,11 +21,12 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
+from workload_map.cluster.decode import decoded_chunks
 from workload_map.errors import ApiError, ConnectionFailedError
 
 if TYPE_CHECKING:
@@ -42,7 +46,10 @@ class _StreamingResponse(Protocol):
     @property
     def extensions(self) -> Any: ...
 
-    def iter_bytes(self) -> Iterator[bytes]: ...
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    def iter_raw(self) -> Iterator[bytes]: ...
 
     def close(self) -> None: ...
 
@@ -99,7 +106,7 @@ class WatchStream:
         pending: list[bytes] = []  # pieces of a line not yet ended (joined once: no quadratic +=)
         pending_size = 0
         try:
-            for chunk in self._response.iter_bytes():
+            for chunk in decoded_chunks(self._response, f"the watch on {self.path}"):
                 if self._closed:
                     return
                 if b"\n" not in chunk:

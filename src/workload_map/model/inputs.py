@@ -38,6 +38,7 @@ __all__ = [
     "list_files",
     "read_bytes",
     "read_text",
+    "require_regular_file",
 ]
 
 #: Largest file (or stdin) read by any reader.
@@ -97,6 +98,15 @@ def is_directory(path: str | Path) -> bool:
         return False
 
 
+def require_regular_file(path: str | Path, label: str | None = None) -> None:
+    """An InputError unless ``path`` names a regular file (looked at with ``stat``, never opened):
+    for readers that check the files they will need before they need them."""
+    name = label or str(path)
+    kind = _kind(_stat(path, name).st_mode)
+    if kind is not None:
+        raise InputError(messages.not_a_regular_file(name, kind))
+
+
 def read_bytes(
     source: str | Path,
     *,
@@ -112,9 +122,7 @@ def read_bytes(
     if str(source) == "-":
         return _read_stdin(limit, label or STDIN, budget)
     name = label or str(source)
-    kind = _kind(_stat(source, name).st_mode)
-    if kind is not None:
-        raise InputError(messages.not_a_regular_file(name, kind))
+    require_regular_file(source, name)
     try:
         fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | os.O_CLOEXEC)
     except OSError as exc:

@@ -328,7 +328,11 @@ class _Server(BoundedHTTPServer):
         self.interpreter = interpreter
         self.ready = ready
         super().__init__(
-            address, _Handler, limits=ServerLimits(workers=32, backlog=128), ssl_context=ssl_context
+            address,
+            _Handler,
+            # The API servers (a few addresses) are the clients: each may hold many connections.
+            limits=ServerLimits(workers=32, backlog=128, max_per_client=64),
+            ssl_context=ssl_context,
         )
 
 

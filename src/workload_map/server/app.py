@@ -1,6 +1,14 @@
 """The ASGI app of ``wmap serve`` (Starlette). Routes and behaviour: docs/server.md and
 openapi/openapi.json. Handlers are plain functions (Starlette runs them in its thread pool) except
-the server-sent events stream."""
+the server-sent events stream and the health probes, which never wait for that pool: ``/healthz``
+answers on the event loop, ``/readyz`` runs its check on a thread of its own (one check at a time,
+shared by the probes that arrive meanwhile).
+
+Writes: every route is declared with :func:`route`; a method other than GET/HEAD/OPTIONS is a
+write unless the route says ``read_only`` (the placement calculator), and a write, a dry run
+included, is refused with 403 ``writes_disabled`` unless the server runs with ``--enable-writes``
+(after the caller is authenticated, before the handler or its body is read). New write endpoints
+get the rule by being routes."""
 
 from __future__ import annotations
 
@@ -8,8 +16,10 @@ import asyncio
 import contextlib
 import logging
 import re
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -28,7 +38,7 @@ from workload_map.kube.objects import KARTA_GROUP, KARTA_PLURAL, api_path
 from workload_map.kube.owners import OwnerLookup
 from workload_map.server.auth import AccessReviewer, Authenticator, User, _TTLCache
 from workload_map.server.errors import HttpError, error_body, from_cluster_error
-from workload_map.server.limits import BodyLimit, Limits, read_body
+from workload_map.server.limits import BodyLimit, HeadLimit, Limits, RequestLimit, read_body
 from workload_map.server.local import LoopbackOnly
 from workload_map.server.openapi import DEFAULT_LIMIT, MAX_LIMIT, SORT_KEYS, openapi_document
 from workload_map.server.state import ClusterState, TypeRef
@@ -84,7 +94,8 @@ class JSON(Response):
 
 
 def _err(exc: HttpError) -> JSON:
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    # A caller without valid credentials keeps no connection open (it cannot hold keep-alive slots).
+    headers = {"WWW-Authenticate": "Bearer", "Connection": "close"} if exc.status == 401 else None
     return JSON(exc.body(), status_code=exc.status, headers=headers)
 
 
@@ -177,6 +188,10 @@ MAX_NODE_PODS = 500
 MAX_GENERIC = 5000
 #: Workloads whose cost is remembered (``cost_ttl``) at most.
 MAX_COSTS_CACHED = 1000
+#: Seconds a readiness answer is reused by the probes that follow it.
+READINESS_TTL = 1.0
+#: Methods that only read: any other is a write (see the module doc).
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class Api:
@@ -191,6 +206,10 @@ class Api:
         self.costs: _TTLCache[tuple[str, str, str, str], dict[str, Any]] = _TTLCache(
             MAX_COSTS_CACHED, time.monotonic
         )
+        # /readyz's check (a request to the API server) runs here, never in the API handlers' pool.
+        self._health_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wmap-readyz")
+        self._readiness_lock = threading.Lock()
+        self._readiness: tuple[float, tuple[bool, dict[str, Any]]] | None = None
 
     # helpers
     def user(self, request: Request) -> User:
@@ -199,28 +218,48 @@ class Api:
             return self.settings.local_user
         return self.authn.authenticate(header)
 
-    def writes(self, what: str) -> None:
+    async def require_writes(self, request: Request, path: str) -> None:
+        """The one gate of every write (dry runs included): the caller is authenticated first (401
+        otherwise), then 403 ``writes_disabled`` unless the server runs with ``--enable-writes``."""
+        from starlette.concurrency import run_in_threadpool
+
+        await run_in_threadpool(self.user, request)
         if not self.settings.enable_writes:
             raise HttpError(
                 403,
                 "writes_disabled",
-                f"{what} changes the cluster, and this server is read-only",
-                "Start wmap serve with --enable-writes to allow it (or use dryRun=true).",
+                f"{request.method} {path} changes the cluster (a dry run too), and this server is read-only",
+                "Start wmap serve with --enable-writes to allow it.",
             )
 
     def one_type(self, token: str) -> TypeRef:
         return select_types(self.state, [token])[0]
 
-    # health
-    def healthz(self, _request: Request) -> JSON:
+    # health: on the event loop and the health thread only (module doc)
+    async def healthz(self, _request: Request) -> JSON:
         return JSON({"status": "ok"})
 
-    def readyz(self, _request: Request) -> JSON:
-        ok, checks = self.state.readiness()
+    async def readyz(self, _request: Request) -> JSON:
+        loop = asyncio.get_running_loop()
+        ok, checks = await loop.run_in_executor(self._health_pool, self._readiness_now)
         if ok:
             return JSON({"status": "ready", "checks": checks})
         body = error_body(503, "not_ready", "not ready", "", checks=checks)
         return JSON(body, status_code=503)
+
+    def _readiness_now(self) -> tuple[bool, dict[str, Any]]:
+        """The readiness check, reused for :data:`READINESS_TTL` seconds (probes queued behind a
+        slow check get its answer instead of checking again)."""
+        with self._readiness_lock:
+            now = time.monotonic()
+            if self._readiness is not None and now - self._readiness[0] < READINESS_TTL:
+                return self._readiness[1]
+            answer = self.state.readiness()
+            self._readiness = (time.monotonic(), answer)
+            return answer
+
+    def close(self) -> None:
+        self._health_pool.shutdown(wait=False, cancel_futures=True)
 
     def openapi(self, _request: Request) -> JSON:
         return JSON(openapi_document())
@@ -281,8 +320,6 @@ class Api:
         field_validation = _field_validation(request)
 
         def work() -> tuple[dict[str, Any], bool]:
-            if not dry_run:
-                self.writes("registering a workload type")
             self.authz.require(user, "create", group=KARTA_GROUP, resource=KARTA_PLURAL)
             return register_type(self.state, body, dry_run=dry_run, field_validation=field_validation)
 
@@ -293,7 +330,6 @@ class Api:
         from workload_map.server.types import delete_type
 
         user = self.user(request)
-        self.writes("deleting a workload type")
         name = request.path_params["name"]
         self.authz.require(user, "delete", group=KARTA_GROUP, resource=KARTA_PLURAL, name=name)
         return JSON(delete_type(self.state, name))
@@ -572,8 +608,6 @@ class Api:
         user = self.user(request)
         dry_run = _bool(request, "dryRun")
         component = request.query_params.get("component") or None
-        if not dry_run:
-            self.writes(f"{action} of a workload")
         ns, t, name = self._workload_params(request)
         res = t.resource
         self.authz.require(user, "patch", group=res.group, resource=res.name, namespace=ns, name=name)
@@ -906,13 +940,18 @@ def _check_path(params: Mapping[str, Any]) -> None:
             raise HttpError(400, "invalid_request", f"invalid {key} {value!r}: not a Kubernetes name")
 
 
-def _wrap(fn: Callable[[Request], Any]) -> Callable[[Request], Awaitable[Response]]:
-    """Errors -> the JSON error object; sync handlers run in the thread pool."""
+def _wrap(
+    fn: Callable[[Request], Any], gate: Callable[[Request], Awaitable[None]] | None = None
+) -> Callable[[Request], Awaitable[Response]]:
+    """Errors -> the JSON error object; ``gate`` (the write rule) runs first; sync handlers run in
+    the thread pool."""
     from starlette.concurrency import run_in_threadpool
 
     async def endpoint(request: Request) -> Response:
         try:
             _check_path(request.path_params)
+            if gate is not None:
+                await gate(request)
             if asyncio.iscoroutinefunction(fn):
                 result: Response = await fn(request)
             else:
@@ -956,35 +995,44 @@ def create_app(state: ClusterState, settings: ServerSettings | None = None) -> S
             return FileResponse(page)
         return JSON({"name": "wmap serve", "openapi": "/openapi.json", "ui": "not installed"})
 
+    def route(path: str, fn: Callable[[Request], Any], method: str, *, read_only: bool = False) -> Route:
+        """A route; a method that is not a read goes through the write gate unless ``read_only``."""
+        write = method not in READ_METHODS and not read_only
+
+        async def gate(request: Request) -> None:
+            await api.require_writes(request, path)
+
+        return Route(path, _wrap(fn, gate if write else None), methods=[method])
+
     wl = "/api/v1/namespaces/{namespace}/workloads/{type}/{name}"
     cwl = "/api/v1/workloads/{type}/{name}"  # cluster-scoped kinds
     routes: list[Route | Mount] = [
-        Route("/healthz", _wrap(api.healthz), methods=["GET"]),
-        Route("/readyz", _wrap(api.readyz), methods=["GET"]),
-        Route("/openapi.json", _wrap(api.openapi), methods=["GET"]),
-        Route("/api/v1/whoami", _wrap(api.whoami), methods=["GET"]),
-        Route("/api/v1/workload-types", _wrap(api.list_types), methods=["GET"]),
-        Route("/api/v1/workload-types", _wrap(api.register_type), methods=["POST"]),
-        Route("/api/v1/workload-types/{name}", _wrap(api.get_type), methods=["GET"]),
-        Route("/api/v1/workload-types/{name}", _wrap(api.delete_type), methods=["DELETE"]),
-        Route("/api/v1/workloads", _wrap(api.list_workloads), methods=["GET"]),
-        Route(wl, _wrap(api.get_workload), methods=["GET"]),
-        Route(wl + "/manifest", _wrap(api.get_manifest), methods=["GET"]),
-        Route(cwl + "/manifest", _wrap(api.get_manifest), methods=["GET"]),
-        Route(wl + "/cost", _wrap(api.get_cost), methods=["GET"]),
-        Route(cwl + "/cost", _wrap(api.get_cost), methods=["GET"]),
-        Route("/api/v1/namespaces", _wrap(api.list_namespaces), methods=["GET"]),
-        Route("/api/v1/other-types", _wrap(api.other_types), methods=["GET"]),
-        Route("/api/v1/generic/{resource}", _wrap(api.generic_workloads), methods=["GET"]),
-        Route("/api/v1/nodes/{name}", _wrap(api.get_node), methods=["GET"]),
-        Route(wl + "/suspend", _wrap(api.suspend), methods=["POST"]),
-        Route(wl + "/resume", _wrap(api.resume), methods=["POST"]),
-        Route(cwl, _wrap(api.get_workload), methods=["GET"]),
-        Route(cwl + "/suspend", _wrap(api.suspend), methods=["POST"]),
-        Route(cwl + "/resume", _wrap(api.resume), methods=["POST"]),
-        Route("/api/v1/namespaces/{namespace}/pods/{name}/podgroup", _wrap(api.pod_group), methods=["GET"]),
-        Route("/api/v1/placement", _wrap(api.placement), methods=["POST"]),
-        Route("/api/v1/watch/workloads", _wrap(api.watch), methods=["GET"]),
+        route("/healthz", api.healthz, "GET"),
+        route("/readyz", api.readyz, "GET"),
+        route("/openapi.json", api.openapi, "GET"),
+        route("/api/v1/whoami", api.whoami, "GET"),
+        route("/api/v1/workload-types", api.list_types, "GET"),
+        route("/api/v1/workload-types", api.register_type, "POST"),
+        route("/api/v1/workload-types/{name}", api.get_type, "GET"),
+        route("/api/v1/workload-types/{name}", api.delete_type, "DELETE"),
+        route("/api/v1/workloads", api.list_workloads, "GET"),
+        route(wl, api.get_workload, "GET"),
+        route(wl + "/manifest", api.get_manifest, "GET"),
+        route(cwl + "/manifest", api.get_manifest, "GET"),
+        route(wl + "/cost", api.get_cost, "GET"),
+        route(cwl + "/cost", api.get_cost, "GET"),
+        route("/api/v1/namespaces", api.list_namespaces, "GET"),
+        route("/api/v1/other-types", api.other_types, "GET"),
+        route("/api/v1/generic/{resource}", api.generic_workloads, "GET"),
+        route("/api/v1/nodes/{name}", api.get_node, "GET"),
+        route(wl + "/suspend", api.suspend, "POST"),
+        route(wl + "/resume", api.resume, "POST"),
+        route(cwl, api.get_workload, "GET"),
+        route(cwl + "/suspend", api.suspend, "POST"),
+        route(cwl + "/resume", api.resume, "POST"),
+        route("/api/v1/namespaces/{namespace}/pods/{name}/podgroup", api.pod_group, "GET"),
+        route("/api/v1/placement", api.placement, "POST", read_only=True),
+        route("/api/v1/watch/workloads", api.watch, "GET"),
         Route("/", index, methods=["GET"]),
     ]
     if STATIC_DIR.is_dir():
@@ -997,6 +1045,7 @@ def create_app(state: ClusterState, settings: ServerSettings | None = None) -> S
         try:
             yield
         finally:
+            api.close()
             await asyncio.get_running_loop().run_in_executor(None, state.close)
             if api.prometheus is not None:
                 api.prometheus.close()
@@ -1006,6 +1055,8 @@ def create_app(state: ClusterState, settings: ServerSettings | None = None) -> S
         exception_handlers={HTTPException: not_found, Exception: internal},
         lifespan=lifespan,
         middleware=[
+            Middleware(HeadLimit, limit=settings.limits.max_header_bytes),
+            Middleware(RequestLimit, limit=settings.limits.max_requests),
             *([Middleware(LoopbackOnly)] if settings.local_user is not None else []),
             Middleware(BodyLimit, limit=settings.limits.max_body),
         ],

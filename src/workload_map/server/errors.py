@@ -60,11 +60,16 @@ def from_cluster_error(exc: WorkloadMapError, what: str) -> HttpError:
     return HttpError(502, "cluster_error", f"{what}: {exc}")
 
 
-async def send_error(send: Callable[[dict[str, Any]], Awaitable[None]], error: HttpError) -> None:
-    """Answer with ``error`` from ASGI middleware (before any route runs)."""
+async def send_error(
+    send: Callable[[dict[str, Any]], Awaitable[None]], error: HttpError, *, close: bool = False
+) -> None:
+    """Answer with ``error`` from ASGI middleware (before any route runs); ``close``: and end the
+    connection after it."""
     import orjson
 
     body = orjson.dumps(error.body())
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if close:
+        headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": error.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -94,7 +94,8 @@ def _schemas() -> dict[str, Schema]:
                 "type": "string",
                 "description": "Stable code: unauthorized, forbidden, writes_disabled, not_found, "
                 "no_definition_for_type, already_exists, builtin_type, invalid_definition, "
-                "invalid_request, unprocessable, cluster_error, not_ready.",
+                "invalid_request, unprocessable, cluster_error, not_ready, busy, "
+                "request_header_fields_too_large.",
             },
             "message": {"type": "string"},
             "hint": {"type": "string"},
@@ -443,8 +444,12 @@ COMMON_ERRORS: dict[str, Schema] = {
     "400": _error("Malformed request (bad parameter or body)."),
     "401": _error("Missing or invalid bearer token."),
     "403": _error("The user may not do this (Kubernetes RBAC, checked with a SubjectAccessReview)."),
+    "431": _error("The request head (request line and headers) is larger than 32 KB."),
     "502": _error("The Kubernetes API failed."),
-    "503": _error("The server is not ready (its caches are still syncing)."),
+    "503": _error(
+        "The server is not ready (its caches are still syncing), or busy: too many requests in "
+        "flight or too many connections from this client (Retry-After)."
+    ),
 }
 
 
@@ -513,7 +518,7 @@ def _action(action: str, *, cluster: bool = False) -> Schema:
             "summary": f"{action.capitalize()} a workload through its definition's {action} actions",
             "description": f"Applies the {action}Actions of the Karta (writeback.{action}) and PATCHes the "
             "object (merge patch, or JSON patch when a value is null). Authorised as SAR patch on the "
-            "workload's resource. Needs --enable-writes unless dryRun=true.",
+            "workload's resource. Needs --enable-writes (a dry run too).",
             "parameters": [
                 *(_CLUSTER_WL_PARAMS if cluster else _WL_PARAMS),
                 _q("dryRun", {"type": "boolean", "default": False}, "Return the patch only; change nothing."),
@@ -614,7 +619,7 @@ def _paths() -> dict[str, Schema]:
                 "description": "Validated with the project's loader and validator (errors -> 422 with "
                 "findings), then created as a cluster-scoped Karta object (kartas.run.ai). 409 when a "
                 "cluster Karta already claims the root GVK or the name is taken. Authorised as SAR "
-                "create on kartas.run.ai. Needs --enable-writes unless dryRun=true. Unknown fields "
+                "create on kartas.run.ai. Needs --enable-writes (a dry run too). Unknown fields "
                 "and repeated keys are errors (fieldValidation=Strict, the default here; the API "
                 "server would prune them silently). The Karta's expressions share a compile budget "
                 "of 0.5 s of CPU (KARTA301 when exceeded).",

@@ -149,6 +149,7 @@ class ClusterState:
         self.start_error: str | None = None
         self._owners: OwnerLookup | None = None
         self._owners_at = 0.0
+        self._probe_client: KubeClient | None = None
 
     # ------------------------------------------------------------------------------ definitions
 
@@ -415,9 +416,16 @@ class ClusterState:
             run()
 
     def readiness(self) -> tuple[bool, dict[str, Any]]:
+        """Whether the API server answers and every cache has synced. The API server is asked
+        with a client of its own: API traffic holding every connection of the shared client
+        cannot make the probe wait."""
         checks: dict[str, Any] = {}
+        with self._lock:
+            if self._probe_client is None:
+                self._probe_client = self._new_client()
+            probe = self._probe_client
         try:
-            self.client.get_bytes("/readyz")
+            probe.get_bytes("/readyz")
             checks["apiserver"] = "ok"
         except ClusterError as exc:
             checks["apiserver"] = str(exc)

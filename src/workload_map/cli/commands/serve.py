@@ -46,7 +46,8 @@ def _split_listen(listen: str) -> tuple[str, int]:
 @click.option(
     "--enable-writes",
     is_flag=True,
-    help="Allow registering/deleting types and suspend/resume (still subject to the caller's RBAC).",
+    help="Allow registering/deleting types and suspend/resume, dry runs included (still subject to the "
+    "caller's RBAC).",
 )
 @click.option(
     "--local",
