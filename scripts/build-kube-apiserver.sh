@@ -4,6 +4,9 @@
 # Usage: scripts/build-kube-apiserver.sh OUTPUT_PATH
 # Needs apt (root, or sudo), network access, about 4 GB of RAM and 10-15 minutes on 2 cores.
 # Normally called by `python -m tests.support.apiserver_binary` when the prebuilt .xz is absent.
+# Leaves nothing behind but OUTPUT_PATH: the Debian packages it installs for the build (Go and
+# friends, those not installed before) are purged again, the deb-src list and the source,
+# GOPATH and Go cache removed. Each step is logged with the time since the start.
 set -euo pipefail
 
 SRC_VERSION="1.20.5+really1.20.2-1.1+deb12u1"
@@ -13,7 +16,9 @@ SRC_DIR_NAME="kubernetes-1.20.5+really1.20.2"
 REF_PARENT="/tmp/debsrc"
 REF_BUILD_DATE="2026-11-29T08:54:26Z"
 
-log() { echo "[build-kube-apiserver] $*" >&2; }
+STARTED=$SECONDS
+log() { echo "[build-kube-apiserver] +$(((SECONDS - STARTED) / 60))m$(((SECONDS - STARTED) % 60))s $*" >&2; }
+BUILD_PACKAGES=(golang-go rsync make dpkg-dev xz-utils golang-github-modern-go-reflect2-dev)
 
 out=$(realpath -m "${1:?usage: $0 OUTPUT_PATH}")
 sudo=""
@@ -32,10 +37,21 @@ else
 fi
 scratch=$(mktemp -d)
 SRC_LIST=/etc/apt/sources.list.d/workload-map-bookworm-src.sources
+added=()  # build packages this run installed (purged again by cleanup)
+for pkg in "${BUILD_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || added+=("$pkg")
+done
 cleanup() {
+  log "cleanup: removing the source tree $parent and the Go cache $scratch"
   rm -rf "$parent" "$scratch"
-  # Leave nothing behind on the system: the deb-src list was added for this build only.
+  # Leave nothing behind on the system: the deb-src list and the packages were for this build only.
+  if [ "${#added[@]}" -gt 0 ]; then
+    log "cleanup: purging the build packages this run installed: ${added[*]} (and what only they needed)"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get purge -y -qq --autoremove "${added[@]}" >/dev/null 2>&1 \
+      || log "cleanup: could not purge ${added[*]}; remove them with: apt-get purge --autoremove ${added[*]}"
+  fi
   if [ -e "$SRC_LIST" ]; then
+    log "cleanup: removing $SRC_LIST"
     $sudo rm -f "$SRC_LIST"
     $sudo apt-get update -qq >/dev/null 2>&1 || true
   fi
@@ -52,9 +68,12 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
 $sudo apt-get update -qq
 
-log "2/5 installing build tools: Debian Go, rsync, make, dpkg-dev, Debian's reflect2 1.0.2 sources"
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
-  golang-go rsync make dpkg-dev xz-utils golang-github-modern-go-reflect2-dev >/dev/null
+if [ "${#added[@]}" -gt 0 ]; then
+  log "2/5 installing build tools system-wide with apt-get (purged again when the build ends): ${added[*]}"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${added[@]}" >/dev/null
+else
+  log "2/5 build tools already installed (they stay): ${BUILD_PACKAGES[*]}"
+fi
 log "    using $(go version)"
 
 log "3/5 fetching source package kubernetes=$SRC_VERSION into $parent"
@@ -72,12 +91,19 @@ rm -f "$vendored/go.mod"
 find "$vendored" -name '*_test.go' -delete
 sed -i 's#modern-go/reflect2 v1.0.1#modern-go/reflect2 v1.0.2#g' vendor/modules.txt go.mod
 
-log "5/5 compiling cmd/kube-apiserver (CGO off; this is the slow part)"
+log "5/5 compiling cmd/kube-apiserver (CGO off; this is the slow part, 10-15 minutes on 2 cores)"
 mkdir -p .go/src/k8s.io
 ln -sfn ../../.. .go/src/k8s.io/kubernetes
 SOURCE_DATE_EPOCH=$(date -u -d "$REF_BUILD_DATE" +%s) \
   GOPATH="$PWD/.go" CGO_ENABLED=0 HOME="$scratch/home" GOCACHE="$scratch/gocache" \
-  make WHAT=cmd/kube-apiserver
+  make WHAT=cmd/kube-apiserver &
+compile=$!
+# The Go compiler is silent for minutes at a time: say that it is still working.
+while kill -0 "$compile" 2>/dev/null; do
+  sleep 30 & wait $! || true
+  kill -0 "$compile" 2>/dev/null && log "    still compiling"
+done
+wait "$compile"
 
 mkdir -p "$(dirname "$out")"
 cp _output/bin/kube-apiserver "$out"

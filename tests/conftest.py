@@ -5,19 +5,28 @@ operator, CRD and deploy tests (`kcluster`, `kkube`) in tests/operator/karta_clu
 Test data (README "Test data"): the framework CRD corpus and upstream's recordings live in
 ``$WMAP_SHARED_DIR`` (default ``../shared``). When they are missing, every test that needs them
 (the ``cluster`` fixture's cluster is built from the corpus; ``corpus``-marked tests read it) is
-skipped, and one summary line says what is missing and the command that fetches it.
+skipped, and one summary line says how many were skipped for that, what is missing and the
+command that fetches it; tests left out by ``-m``/``-k`` are counted as deselected, not skipped.
+
+A test API server starts only for a test marked ``cluster`` (tests/support/cluster.py refuses
+otherwise), so ``-m "not cluster"`` never starts one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
+from tests.support import cluster as test_cluster
 from tests.support.apiserver_binary import shared_dir
 
 pytest_plugins = ("tests.support.fixtures", "tests.operator.karta_cluster")
 
 FETCH = "scripts/fetch-test-data"
-_skipped: list[str] = []
+SKIP_REASON = "test data missing"
+_skipped: set[str] = set()
+_deselected: list[int] = [0]
 
 
 def _missing() -> list[str]:
@@ -29,16 +38,39 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     missing = _missing()
     if not missing:
         return
-    skip = pytest.mark.skip(reason=f"test data missing ({', '.join(missing)}): run {FETCH}")
+    skip = pytest.mark.skip(reason=f"{SKIP_REASON} ({', '.join(missing)}): run {FETCH}")
     for item in items:
         if "cluster" in getattr(item, "fixturenames", ()) or item.get_closest_marker("corpus"):
             item.add_marker(skip)
-            _skipped.append(item.nodeid)
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    _deselected[0] += len(items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Tell tests/support/cluster.py which test runs, so a test not marked ``cluster`` that
+    starts a test API server (through any fixture) fails instead."""
+    test_cluster.RUNNING_TEST = test_cluster.RunningTest(
+        item.nodeid, item.get_closest_marker("cluster") is not None
+    )
+    try:
+        return (yield)
+    finally:
+        test_cluster.RUNNING_TEST = None
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and isinstance(report.longrepr, tuple) and SKIP_REASON in str(report.longrepr[2]):
+        _skipped.add(report.nodeid)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if _skipped:
+        deselected = f"; {_deselected[0]} more deselected by -m/-k, not counted" if _deselected[0] else ""
         terminalreporter.write_line(
-            f"test data: {len(_skipped)} tests skipped: {', '.join(_missing())} not found "
+            f"test data: {len(_skipped)} tests skipped because {', '.join(_missing())} "
+            f"{'is' if len(_missing()) == 1 else 'are'} not found{deselected} "
             f"(set WMAP_SHARED_DIR, or fetch it with: {FETCH})"
         )

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from workload_map.cluster.owners import OwnerLookup
     from workload_map.definitions_source import DefinitionEntry, DefinitionSet
     from workload_map.resolve.compiled import CompiledDefinition
+    from workload_map.resolve.dra import ClaimLookup
     from workload_map.resolve.gang_plan import GangPlan, PlanOptions
     from workload_map.resolve.gangs import PodGroupPlan
     from workload_map.resolve.pods import PodAttribution
@@ -45,6 +46,7 @@ __all__ = [
     "KaiPodGroup",
     "OwnerChainError",
     "PodGangAnswer",
+    "PodLister",
     "definitions_for",
     "describe_live",
     "gang_objects",
@@ -80,18 +82,26 @@ class KaiPodGroup:
     object: dict[str, Any]
 
 
+#: ``list_pods(namespace, labels)``: the pods of ``namespace`` carrying every one of ``labels``
+#: (live: a labelSelector list; offline: the pods among the objects given).
+PodLister = Callable[[str, Mapping[str, str]], Sequence[Mapping[str, Any]]]
+
+
 def kai_pod_group(
     pod: Mapping[str, Any],
     lookup: Lookup,
     defs: DefinitionSet,
     *,
     priority_class_exists: Callable[[str], bool] | None = None,
+    list_pods: PodLister | None = None,
 ) -> KaiPodGroup:
     """The PodGroup KAI's Karta fallback gives ``pod``: top owner by :func:`kai_top_owner`; the
     definition whose group/version/kind equals the top owner's exactly (KAI's Karta hub is keyed
-    by GVK), else the default grouper. Raises :class:`OwnerChainError`,
+    by GVK), else the default grouper. When the definition's gang rules read other pods (KAI's
+    MPIJob grouper: the launcher pods), ``list_pods`` gives them (``None``: unknown, the rules
+    then count as if they existed). Raises :class:`OwnerChainError`,
     :class:`DefinitionConflictError` or the gang rules' :class:`~workload_map.errors.ResolveError`."""
-    from workload_map.resolve.gangs import default_plan, group_pod
+    from workload_map.resolve.gangs import default_plan, group_pod, pods_wanted
     from workload_map.resolve.kai_podgroup import pod_group_object
 
     top = kai_top_owner(pod, lookup)
@@ -103,7 +113,12 @@ def kai_pod_group(
             f"{len(found)} Karta definitions claim {gvk_text(group, version, str(top.get('kind')))}: {names}"
         )
     entry = found[0] if found else None
-    plan = group_pod(entry.karta, top, pod) if entry is not None else default_plan(top)
+    if entry is None:
+        plan = default_plan(top)
+    else:
+        wanted = pods_wanted(entry.karta, top, pod) if list_pods is not None else None
+        others = list_pods(namespace_of(top), wanted) if list_pods is not None and wanted else None
+        plan = group_pod(entry.karta, top, pod, others)
     obj = pod_group_object(plan, top, pod, priority_class_exists=priority_class_exists)
     return KaiPodGroup(pod, top, entry, plan, obj)
 
@@ -146,13 +161,15 @@ def gang_objects(
     scheduler: str,
     plan_options: PlanOptions | None = None,
     render_options: RenderOptions | None = None,
+    claims: ClaimLookup | None = None,
 ) -> GangAnswer:
-    """``obj``'s gang plan through ``entry``'s definition, rendered for ``scheduler``. Raises the
-    gang rules' :class:`~workload_map.errors.ResolveError` (limits included)."""
+    """``obj``'s gang plan through ``entry``'s definition, rendered for ``scheduler``; ``claims``
+    reads the DRA claims the pod specs name (their GPUs count in the gangs' minimum resources).
+    Raises the gang rules' :class:`~workload_map.errors.ResolveError` (limits included)."""
     from workload_map.resolve.gang_plan import plan_gangs
     from workload_map.resolve.schedulers import render
 
-    plan = plan_gangs(entry.karta, obj, plan_options)
+    plan = plan_gangs(entry.karta, obj, plan_options, claims=claims)
     return GangAnswer(entry, obj, plan, render(plan, scheduler, render_options))
 
 
@@ -175,6 +192,7 @@ def pod_gang_objects(
     scheduler: str,
     plan_options: PlanOptions | None = None,
     render_options: RenderOptions | None = None,
+    claims: ClaimLookup | None = None,
 ) -> PodGangAnswer:
     """The ``scheduler`` object ``pod`` joins: its top owner (KAI's owner walk), the definition
     covering the owner's type (exact version, else the group and kind), the whole workload's gang
@@ -192,7 +210,7 @@ def pod_gang_objects(
     if len(found) > 1:
         names = ", ".join(f'"{e.name}"' for e in found)
         raise DefinitionConflictError(f"{len(found)} Karta definitions claim {gvk}: {names}")
-    answer = gang_objects(found[0], top, scheduler, plan_options, render_options)
+    answer = gang_objects(found[0], top, scheduler, plan_options, render_options, claims)
     component = infer_pod_component(pod, found[0].karta)
     instance = infer_pod_instance(pod, component, top, found[0].karta)
     return PodGangAnswer(pod, answer, component, instance, answer.rendered.object_for(component, instance))
@@ -205,19 +223,21 @@ def describe_live(
     pods: Sequence[Mapping[str, Any]] | None,
     lookup: Callable[[], OwnerLookup],
     events: Sequence[Mapping[str, Any]] | None = None,
+    claims: ClaimLookup | None = None,
 ) -> DescribeView:
     """The ``describe`` view of a live workload ``obj`` with its ``pods`` (``None``: not readable).
 
     The controllers of the pods not owned by ``obj`` directly are prefetched through ``lookup()``
     (called only when there are pods) before the pods are attributed. ``events`` (the
     namespace's, or ``None`` when not read) are kept when they are about the workload, the owners
-    between it and its pods, or its pods. Raises
-    :class:`~workload_map.errors.WorkloadMapError` when the definition cannot resolve ``obj``."""
+    between it and its pods, or its pods. ``claims`` reads the DRA claims the pod specs name (their
+    GPUs count). Raises :class:`~workload_map.errors.WorkloadMapError` when the definition cannot
+    resolve ``obj``."""
     from workload_map.resolve import resolve
     from workload_map.resolve.pods import attribute_pods
     from workload_map.views.model import build_describe
 
-    workload = resolve(compiled, obj)
+    workload = resolve(compiled, obj, claims=claims)
     attribution = None
     owners: OwnerLookup | None = None
     if pods is not None:

@@ -56,12 +56,14 @@ def pod_group_member_undefined(name: str) -> str:  # upstream
     return f"pod-group member component '{name}' is not defined (should be a root or child component)"
 
 
-def jq_parse_failed(expr: str, go_field: str, detail: str) -> str:  # upstream
-    return f"failed to parse JQ expression '{expr}' at '{go_field}': {detail}"
+# Upstream's wording; the field is the camelCase path the definition file spells, as in every
+# other finding (upstream prints Go field names: Spec.StructureDefinition.ChildComponents[1]...).
+def jq_parse_failed(expr: str, field: str, detail: str) -> str:
+    return f"failed to parse JQ expression '{expr}' at '{field}': {detail}"
 
 
-def jq_validation_failed(expr: str, go_field: str, detail: str) -> str:  # upstream
-    return f"JQ expression '{expr}' at '{go_field}' failed validation: {detail}"
+def jq_validation_failed(expr: str, field: str, detail: str) -> str:
+    return f"JQ expression '{expr}' at '{field}' failed validation: {detail}"
 
 
 # --- validator: our extra checks -----------------------------------------------------------
@@ -394,6 +396,63 @@ def jsonpath_failed(template: str, detail: str, data: object) -> str:
         f"\ttemplate was:\n\t\t{template}\n"
         f"\tobject given to jsonpath engine was:\n\t\t{shown}\n"
     )
+
+
+# --- CLI: serve without its extra ------------------------------------------------------------
+
+
+def server_extra_missing(missing: list[str], reinstall: str | None, packages: list[str], version: str) -> str:
+    """``wmap serve`` on an install without ``[server]``: what is missing and how to add it.
+    ``reinstall``: pip's arguments for the source this install came from, with the extra (from
+    pip's record of it); otherwise the clone and wheel forms (the package is on no index)."""
+    sources = (
+        [f"pip install {reinstall}"]
+        if reinstall
+        else [
+            "pip install '.[server]' (in a clone)",
+            f"pip install 'workload_map-{version}-py3-none-any.whl[server]' (the built wheel)",
+        ]
+    )
+    extra = "pip install " + " ".join(f"'{p}'" for p in packages)
+    return (
+        f"wmap serve needs the [server] extra ({', '.join(missing)} not installed): "
+        + ", ".join(sources)
+        + f", or add its packages: {extra}"
+    )
+
+
+# --- CLI: a type no definition covers ---------------------------------------------------------
+
+#: Said where it matters (a type no definition covers, ``wmap definitions``), not on every command.
+KARTA_CRD_NOT_INSTALLED = "the kartas.run.ai CRD is not installed, so no cluster definition was read"
+
+
+def generic_hint(word: str, command: str) -> str:
+    """A type the cluster serves but no definition covers: ``--generic`` reads it anyway
+    (``command``: the command line that does, ``wmap get gizmos --generic``)."""
+    return (
+        f'"{word}" is served by the cluster: `{command}` reads it without a definition '
+        "(kstatus phase, pods through owner references)"
+    )
+
+
+# --- DRA resource claims -------------------------------------------------------------------------
+
+
+def dra_claims_not_readable(resources: list[str]) -> str:
+    names = ", ".join(resources)
+    return (
+        f"not allowed to get {names}: devices (GPUs) requested through DRA resource claims are not "
+        f'counted. Ask a cluster administrator for "get" permission on {names}.'
+    )
+
+
+def dra_claims_not_served(resource: str) -> str:
+    return f"the cluster does not serve {resource}: devices requested through DRA claims are not counted"
+
+
+def dra_claim_missing(what: str) -> str:
+    return f"{what} not found: the devices it requests are not counted"
 
 
 # --- cost per workload (Prometheus) ------------------------------------------------------------

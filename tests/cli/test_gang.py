@@ -117,6 +117,43 @@ def test_gang_table_and_default_scheduler(objects_file: Path) -> None:
     assert "kai.scheduler/skip-podgrouper=true" in out
 
 
+def test_gang_counts_gpus_requested_through_a_dra_claim_template_in_the_file(tmp_path: Path) -> None:
+    """The example JobSet asking its 4 GPUs per pod through a ResourceClaimTemplate of
+    gpu.nvidia.com (NVIDIA's DRA driver, demo/specs/quickstart/v1/gpu-test*.yaml shape) in the
+    same file: the gang needs 12 GPUs as with nvidia.com/gpu, shown as DRA devices; the Volcano
+    PodGroup's minResources (a ResourceList of node resources) does not carry them."""
+    js = _jobset()
+    for rj in js["spec"]["replicatedJobs"]:
+        pod_spec = rj["template"]["spec"]["template"]["spec"]
+        pod_spec["containers"][0]["resources"] = {
+            "requests": {"cpu": "16", "memory": "128Gi"},
+            "claims": [{"name": "gpus"}],
+        }
+        pod_spec["resourceClaims"] = [{"name": "gpus", "resourceClaimTemplateName": "four-gpus"}]
+    template = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "four-gpus", "namespace": "ml"},
+        "spec": {"spec": {"devices": {"requests": [
+            {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 4}}
+        ]}}},
+    }  # fmt: skip
+    path = tmp_path / "dra.yaml"
+    path.write_text(yaml.safe_dump_all([template, js]))
+    rc, out, err = wmap("gang", "jobset/leader-workers", "-f", str(path), "--scheduler", "volcano")
+    assert rc == 0, err
+    assert "cpu=48, memory=384Gi, gpu.nvidia.com=12 (DRA)" in out
+    rc, out, err = wmap("gang", "jobset/leader-workers", "-f", str(EXAMPLE), "--scheduler", "volcano")
+    assert rc == 0, err
+    assert "cpu=48, memory=384Gi, nvidia.com/gpu=12" in out
+    rc, out, err = wmap(
+        "gang", "jobset/leader-workers", "-f", str(path), "--scheduler", "volcano", "-o", "yaml"
+    )
+    assert rc == 0, err
+    (pg,) = yaml.safe_load(out)["objects"]
+    assert pg["spec"]["minResources"] == {"cpu": "48", "memory": "384Gi"}
+
+
 def test_gang_policy_options_reach_the_objects(objects_file: Path) -> None:
     rc, out, err = wmap(
         "gang",

@@ -28,6 +28,8 @@ def test_get_generic_phases_pods_and_totals(gizmos: str, namespace: str, kc: str
     word = f"gizmos.{gizmos}"  # each test installs its own group; the plural alone may name another
     rc, out, err = wmap("get", word, "-n", namespace, "--kubeconfig", kc)
     assert rc == exit_codes.NO_DEFINITION, err
+    # the error names the flag that works (issue 24)
+    assert f'"{word}" is served by the cluster: `wmap get {word} --generic` reads it without' in err
     rc, out, err = wmap("get", word, "-n", namespace, "--generic", "-o", "json", "--kubeconfig", kc)
     assert rc == 0, err
     doc = json.loads(out)
@@ -71,3 +73,9 @@ def test_describe_generic(gizmos: str, namespace: str, kc: str, tmp_path: Path) 
     assert rc == exit_codes.NOT_FOUND and 'Gizmo "none" not found' in err
     rc, _, err = wmap("describe", "nosuchkind/x", "--generic", "--kubeconfig", kc)
     assert rc == exit_codes.NO_DEFINITION
+    rc, _, err = wmap("describe", f"gizmos.{gizmos}/ready", "-n", namespace, "--kubeconfig", kc)
+    assert rc == exit_codes.NO_DEFINITION
+    assert f"`wmap describe gizmos.{gizmos}/ready --generic` reads it" in err
+    # a type the cluster does not serve gets no such hint: --generic could not read it either
+    rc, _, err = wmap("get", "nosuchkinds", "--kubeconfig", kc)
+    assert rc == exit_codes.NO_DEFINITION and "--generic" not in err

@@ -28,6 +28,7 @@ from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient, owner_reference, rule
 from tests.support.seed import JOBSET_ROLE, PYTORCH_ROLE, jobset_pods, role_pods
 from tests.views.schema_check import check
+from workload_map.cli import exit_codes
 
 pytestmark = pytest.mark.cluster
 
@@ -315,9 +316,15 @@ def test_cluster_definitions_and_no_crd(
     kube: KubeTestClient, namespace: str, kc: str, no_karta_crd: None
 ) -> None:
     seed(kube, namespace, pods=False)
+    # The missing CRD is said where it matters, not on every command (issue 24).
     rc, _, err = wmap("get", "jobsets", "--kubeconfig", kc)
+    assert rc == 0 and "kartas.run.ai" not in err, err
+    rc, _, err = wmap("definitions", "--kubeconfig", kc)
     assert rc == 0
-    assert "warning: the kartas.run.ai CRD is not installed; showing built-in definitions only" in err
+    assert "warning: the kartas.run.ai CRD is not installed, so no cluster definition was read" in err
+    rc, _, err = wmap("get", "gizmos", "--kubeconfig", kc)
+    assert rc == exit_codes.NO_DEFINITION
+    assert "(the kartas.run.ai CRD is not installed, so no cluster definition was read)" in err
     crds.ensure_karta_crd(kube)
     karta = yaml.safe_load((DATA / "catalog" / "jobset-x-k8s-io-jobset-v1alpha2.yaml").read_text())
     karta["metadata"] = {"name": "my-jobset"}

@@ -38,9 +38,9 @@ def _recording_dirs() -> list[Path]:
 @pytest.mark.corpus
 @pytest.mark.parametrize("folder", _recording_dirs(), ids=lambda p: "/".join(p.parts[-3:]))
 def test_every_upstream_recording_replays(folder: Path) -> None:
-    """The catalog's rule (the default): the phases are the recorded state or an accepted
-    stand-in; upstream's looser rule passes too; ``exact`` fails exactly on the deviations
-    docs/catalog.md lists (tests/catalog/test_recordings.py counts them)."""
+    """The default (the primary phase is the recorded state or a stand-in) passes every recorded
+    state, as the catalog's stricter rule does (tests/catalog/test_recordings.py); upstream's
+    looser rule passes too; ``exact`` fails exactly on the deviations docs/catalog.md lists."""
     from workload_map.cases import deviation
 
     rc, out, err = wmap("test", folder.name, str(folder), "-o", "json")
@@ -65,6 +65,41 @@ def test_every_upstream_recording_replays(folder: Path) -> None:
                 }
                 deviations += deviation(event["state"], phases) is not None
     assert exact["failed"] == deviations and (rc == 0) == (deviations == 0)
+
+
+def _recording(path: Path, obj: dict[str, object], state: str, phases: list[str]) -> Path:
+    """One STATE event as ``wmap record`` writes it (``state``: the primary phase)."""
+    event = {"kind": "STATE", "object": obj, "state": state, "phases": phases, "resourceVersion": "1"}
+    path.write_text(yaml.safe_dump({"schemaVersion": 1, "events": [event]}))
+    return path
+
+
+def test_agree_compares_the_recorded_state_with_the_primary_phase(tmp_path: Path) -> None:
+    """A RayCluster that lost a worker matches Running and Degraded (primary Degraded): a
+    recording of it that says Degraded (``wmap record``'s own) agrees; ``exact`` wants the phases
+    to be that one state alone; a recording that says Running disagrees."""
+    case = yaml.safe_load((LIFECYCLES / "ray-io-raycluster-v1" / "degraded.yaml").read_text())
+    assert case["expect"]["phases"] == ["Running", "Degraded"]
+    recorded = _recording(tmp_path / "degraded.yaml", case["object"], "Degraded", ["Running", "Degraded"])
+    rc, out, err = wmap("test", "raycluster", str(recorded))
+    assert rc == 0, out + err
+    assert wmap("test", "raycluster", str(recorded), "--match", "contains")[0] == 0
+    rc, out, _ = wmap("test", "raycluster", str(recorded), "--match", "exact")
+    assert rc == exit_codes.ERROR and "phases: expected [Degraded], got [Running, Degraded]" in out
+    running = _recording(tmp_path / "running.yaml", case["object"], "Running", ["Running", "Degraded"])
+    rc, out, _ = wmap("test", "raycluster", str(running))
+    assert rc == exit_codes.ERROR
+    assert "primaryPhase: expected 'Running', got 'Degraded'" in out
+    assert wmap("test", "raycluster", str(running), "--match", "contains")[0] == 0
+
+
+def test_agree_takes_the_stand_ins(tmp_path: Path) -> None:
+    """Recorded Undefined where ours says Initializing (the recorder had no word for it)."""
+    case = yaml.safe_load((LIFECYCLES / "ray-io-raycluster-v1" / "initializing.yaml").read_text())
+    assert case["expect"]["phases"] == ["Initializing"]
+    recorded = _recording(tmp_path / "undefined.yaml", case["object"], "Undefined", ["Undefined"])
+    assert wmap("test", "raycluster", str(recorded))[0] == 0
+    assert wmap("test", "raycluster", str(recorded), "--match", "exact")[0] == exit_codes.ERROR
 
 
 def test_a_wrong_definition_fails_with_the_difference(tmp_path: Path) -> None:

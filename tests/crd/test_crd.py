@@ -150,6 +150,7 @@ def _catalog() -> list[dict[str, Any]]:
     return [yaml.safe_load(p.read_text()) for p in sorted(CATALOG.glob("*.yaml"))]
 
 
+@pytest.mark.cluster
 def test_catalog_definitions_are_accepted(kcluster: TestCluster, kkube: KubeTestClient) -> None:
     docs = _catalog()
     assert len(docs) >= 20
@@ -177,6 +178,7 @@ def _assert_subset(want: Any, got: Any, where: str) -> None:
         assert want == got, where
 
 
+@pytest.mark.cluster
 def test_schema_rejects_invalid_definitions(kcluster: TestCluster, kkube: KubeTestClient) -> None:
     base = _catalog()[0]
     cases = {
@@ -196,6 +198,7 @@ def test_schema_rejects_invalid_definitions(kcluster: TestCluster, kkube: KubeTe
         assert info.value.status_code == 422, label
 
 
+@pytest.mark.cluster
 def test_defaults_applied_by_the_api_server(kcluster: TestCluster, kkube: KubeTestClient) -> None:
     body = {
         "apiVersion": "run.ai/v1alpha1",
@@ -225,6 +228,7 @@ def test_defaults_applied_by_the_api_server(kcluster: TestCluster, kkube: KubeTe
     }
 
 
+@pytest.mark.cluster
 def test_downlevelled_crd_installs(kcluster: TestCluster, kkube: KubeTestClient) -> None:
     served = kkube.request("GET", "/apis/run.ai/v1alpha1")
     assert {r["name"] for r in served["resources"]} >= {"kartas", "kartas/status"}

@@ -296,6 +296,7 @@ def _served(kube: KubeTestClient, api_version: str, kind: str) -> bool:
     return True
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("name", ["defaults", "cert-manager", "monitoring", "serve-ingress-writes"])
 def test_server_side_dry_run(name: str, kcluster: TestCluster, kkube: KubeTestClient) -> None:
     """Every rendered object whose API the test server (v1.20) serves is accepted by it; the
@@ -338,6 +339,7 @@ def helm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Tes
         cluster.stop()
 
 
+@pytest.mark.cluster
 def test_install_upgrade_uninstall(helm_cluster: tuple[TestCluster, Path]) -> None:
     cluster, kubeconfig = helm_cluster
     kube = KubeTestClient(cluster.server, cluster.admin_token, cluster.ca_file)

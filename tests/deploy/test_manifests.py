@@ -94,6 +94,7 @@ def _path(kube: KubeTestClient, doc: dict[str, Any]) -> str:
     return resource_path(doc["apiVersion"], plural, None, ns)
 
 
+@pytest.mark.cluster
 def test_server_side_dry_run(kcluster: TestCluster, kkube: KubeTestClient) -> None:
     try:
         kkube.request(

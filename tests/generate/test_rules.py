@@ -305,3 +305,65 @@ def test_the_cli_names_the_file_of_a_refused_schema(tmp_path: Any) -> None:
     path.write_text(yaml.safe_dump(crd))
     rc, out, err = wmap("generate", "--crd", str(path))
     assert rc == 2 and out == "" and f"widgets.yaml: the schema has more than {MAX_SOURCES} pod" in err
+
+
+def opaque_pod_template() -> Schema:
+    """A PodTemplateSpec whose containers are kept without a schema, as CRDs that trim the
+    PodSpec declare them: an array of objects with ``x-kubernetes-preserve-unknown-fields`` and
+    no properties."""
+    containers = {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    return obj(metadata={"type": "object"}, spec=obj(("containers",), containers=containers))
+
+
+def test_a_template_whose_containers_are_opaque_is_a_pod_template() -> None:
+    schema = root(obj(workers=obj(replicas=integer(1), template=opaque_pod_template())))
+    draft = draft_definition("example.com", "v1", "Widget", schema, source="test")
+    assert 'podTemplateSpecPath: ".spec.workers.template"' in draft.text
+    assert desired(schema, {"spec": {"workers": {"replicas": 3, "template": {}}}}) == {"workers": {"": 3}}
+
+
+def test_an_opaque_pod_spec_in_a_list_is_a_pod_spec_per_item() -> None:
+    item = obj(
+        ("name",),
+        name={"type": "string"},
+        replicas=integer(1),
+        containers={"type": "array", "items": {"x-kubernetes-preserve-unknown-fields": True}},
+    )
+    schema = root(obj(groups=items(item)))
+    spec = {"groups": [{"name": "a", "replicas": 2, "containers": [{}]}, {"name": "b", "containers": [{}]}]}
+    assert desired(schema, {"spec": spec}) == {"group": {"a": 2, "b": 1}}
+
+
+def test_containers_must_still_be_objects() -> None:
+    """An array of strings named ``containers`` is not a pod spec, nor an opaque field that is not
+    an array, nor items that declare fields of another kind."""
+    for containers in (
+        {"type": "array", "items": {"type": "string"}},
+        {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        {"type": "array", "items": obj(port={"type": "integer"})},
+    ):
+        schema = root(obj(box=obj(containers=containers), other=obj(template=pod_template())))
+        draft = draft_definition("example.com", "v1", "Widget", schema, source="test")
+        assert ".spec.box" not in draft.text and ".spec.other.template" in draft.text
+
+
+def test_wmap_generate_crd_drafts_the_opaque_template_and_lints_clean(tmp_path: Any) -> None:
+    """Through the CLI, as the issue saw it: the draft from the CRD file has the component, and
+    ``wmap lint --crd`` on the same CRD finds nothing (opaque containers accept any field)."""
+    import yaml
+
+    from tests.cli.helpers import wmap
+    from tests.support.crds import schemaless_crd
+
+    crd = schemaless_crd("example.com", "Widget", "widgets")
+    schema = root(obj(workers=obj(replicas=integer(1), template=opaque_pod_template())))
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = schema
+    path = tmp_path / "widgets.yaml"
+    path.write_text(yaml.safe_dump(crd))
+    rc, out, err = wmap("generate", "--crd", str(path))
+    assert rc == 0, err
+    assert 'podTemplateSpecPath: ".spec.workers.template"' in out
+    draft = tmp_path / "widget.yaml"
+    draft.write_text(out)
+    rc, out, err = wmap("lint", str(draft), "--crd", str(path))
+    assert rc == 0 and out.startswith("OK"), out + err

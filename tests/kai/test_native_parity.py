@@ -4,7 +4,8 @@
 (``pkg/podgrouper/podgrouper/plugins/<framework>/*_test.go``): the top owner and the pod each
 test builds and the values it asserts (facts only; ``source`` names the test). Each case is run
 the way KAI runs it: the catalog definition for the owner's exact group/version/kind, then
-:func:`~workload_map.resolve.gangs.group_pod`. An expected ``error`` is a substring of ours.
+:func:`~workload_map.resolve.gangs.group_pod` with the pods the test's fake client holds (``pods``),
+as ``wmap group`` passes the pods it lists. An expected ``error`` is a substring of ours.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ CASES: list[dict[str, Any]] = yaml.safe_load(DATA.read_text())["cases"]
 def _plan(case: dict[str, Any]) -> PodGroupPlan:
     owner = case["owner"]
     karta = get_definition(owner["apiVersion"], owner["kind"])
-    return group_pod(karta, owner, case["pod"]) if karta is not None else default_plan(owner)
+    if karta is None:
+        return default_plan(owner)
+    return group_pod(karta, owner, case["pod"], case.get("pods"))
 
 
 def _shape(plan: PodGroupPlan, expect: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from tests.model.conftest import base, children, needs_engine, root
 from workload_map.model.definition import Karta
 from workload_map.model.findings import CODES, Finding
 from workload_map.model.loader import load_definitions, load_definitions_text
-from workload_map.model.validator import expression_fields, go_field_path, validate_definition
+from workload_map.model.validator import expression_fields, validate_definition
 
 
 def run(d: dict[str, Any]) -> list[Finding]:
@@ -183,11 +183,17 @@ def test_all_findings_joined_across_rules() -> None:
     assert codes(d) == ["KARTA004", "KARTA009"]
 
 
-def test_go_field_path() -> None:
-    assert (
-        go_field_path("spec.structureDefinition.childComponents[1].scaleDefinition.replicasPath")
-        == "Spec.StructureDefinition.ChildComponents[1].ScaleDefinition.ReplicasPath"
-    )
+def test_jq_findings_name_the_field_as_every_other_finding_does() -> None:
+    """Issue 24: the jq messages named Go fields (Spec.StructureDefinition...) where every other
+    finding, and the finding's own ``field``, use the camelCase path of the file."""
+    d = base()
+    children(d)[0]["scaleDefinition"]["replicasPath"] = ".spec.replicas |"
+    children(d)[0]["scaleDefinition"]["maxReplicasPath"] = "del(.a)"
+    found = run(d)
+    assert [f.code for f in found] == ["KARTA016", "KARTA017"]
+    for f in found:
+        assert f"at '{f.field}'" in f.message
+        assert "Spec." not in f.message and "ScaleDefinition" not in f.message
 
 
 def test_expression_fields_cover_every_jq_field() -> None:
@@ -277,7 +283,7 @@ def test_jq_parse_error_exact_format() -> None:
     assert f.code == "KARTA016"
     assert f.message.startswith(
         "failed to parse JQ expression '.spec.replicas |' at "
-        "'Spec.StructureDefinition.ChildComponents[0].ScaleDefinition.ReplicasPath': "
+        "'spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath': "
     )
     assert f.field == "spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath"
 
@@ -302,7 +308,7 @@ def test_jq_forbidden_constructs(expr: str, detail: str) -> None:
     assert f.code == "KARTA017"
     assert f.message == (
         f"JQ expression '{expr}' at "
-        "'Spec.StructureDefinition.ChildComponents[0].ScaleDefinition.ReplicasPath' "
+        "'spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath' "
         f"failed validation: {detail}"
     )
 
@@ -330,7 +336,7 @@ def test_jq_findings_come_after_structural_ones_in_field_order() -> None:
     children(d)[0]["specDefinition"]["podTemplateSpecPath"] = ".."
     found = run(d)
     assert [f.code for f in found] == ["KARTA004", "KARTA017", "KARTA017"]
-    assert "PodTemplateSpecPath" in found[1].message and "MaxReplicasPath" in found[2].message
+    assert "podTemplateSpecPath" in found[1].message and "maxReplicasPath" in found[2].message
 
 
 @needs_engine
@@ -353,11 +359,11 @@ def test_jq_in_gang_and_suspend_fields() -> None:
     found = run(d)
     assert [f.code for f in found] == ["KARTA016", "KARTA017"]
     assert (
-        "'Spec.StructureDefinition.RootComponent.SuspendDefinition.SuspendActions[0].Path'"
+        "'spec.structureDefinition.rootComponent.suspendDefinition.suspendActions[0].path'"
         in found[0].message
     )
     assert (
-        "'Spec.OptimizationInstructions.GangScheduling.PodGroups[0].Members[0].Filters[0]'"
+        "'spec.optimizationInstructions.gangScheduling.podGroups[0].members[0].filters[0]'"
         in found[1].message
     )
 

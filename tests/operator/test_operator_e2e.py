@@ -24,7 +24,7 @@ from tests.support.kube import KubeApiError, KubeTestClient
 from workload_map.operator import texts
 from workload_map.operator.certs import MUTATING_NAME, VALIDATING_NAME
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.cluster]  # every test runs on the Karta test cluster
 
 
 def _uniq(prefix: str) -> str:

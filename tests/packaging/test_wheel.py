@@ -162,6 +162,25 @@ def test_offline_commands_work_from_the_install(installed: Installed) -> None:
     assert gang.returncode == 0 and "scheduling.volcano.sh/v1beta1" in gang.stdout
 
 
+def test_serve_without_the_server_extra_says_how_to_add_it(installed: Installed, tmp_path: Path) -> None:
+    """A plain ``pip install`` of the wheel (no extras): ``wmap serve`` is a usage error naming the
+    extra and the command that adds it from this very wheel, not ``internal error``."""
+    venv = tmp_path / "plain"
+    _run([sys.executable, "-m", "venv", str(venv)], tmp_path)
+    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(installed.wheel)], tmp_path)
+    env = {**installed.env(), "PATH": f"{venv / 'bin'}:/usr/bin:/bin"}
+    for args in (["serve"], ["serve", "--local"]):
+        done = subprocess.run(
+            [str(venv / "bin" / "wmap"), *args], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == (
+            "error: wmap serve needs the [server] extra (starlette, uvicorn not installed): "
+            f"pip install '{installed.wheel}[server]', or add its packages: "
+            "pip install 'starlette>=0.37' 'uvicorn>=0.29'\n"
+        )
+
+
 @pytest.mark.cluster
 def test_installed_serve_answers_with_its_web_ui(
     installed: Installed, cluster: TestCluster, tmp_path: Path

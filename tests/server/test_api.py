@@ -347,6 +347,38 @@ def test_placement_and_podgroup(
     assert nob.status_code == 403
 
 
+def test_podgroup_of_an_mpijob_waiting_for_its_workers(
+    ro: TestClient, bearer: Headers, kube: KubeTestClient, namespace: str
+) -> None:
+    """KAI's MPIJob grouper lists the launcher pods (tests/cli/test_group_mpi_launcher.py): the
+    REST answer equals ``wmap group``'s, the launcher subtracted until its pod exists."""
+    replica = {"template": {"spec": {"containers": [{"name": "mpi", "image": "x"}]}}}
+    job = kube.create(
+        {
+            "apiVersion": "kubeflow.org/v2beta1",
+            "kind": "MPIJob",
+            "metadata": {"name": "mpi", "namespace": namespace},
+            "spec": {
+                "launcherCreationPolicy": "WaitForWorkersReady",
+                "mpiReplicaSpecs": {
+                    "Launcher": {"replicas": 1, **replica},
+                    "Worker": {"replicas": 2, **replica},
+                },
+            },
+        }
+    )
+    labels = {"training.kubeflow.org/job-name": "mpi"}
+    worker = {**labels, "training.kubeflow.org/job-role": "worker"}
+    kube.make_pod("mpi-worker-0", namespace, owner=job, labels=worker)
+    path = f"/api/v1/namespaces/{namespace}/pods/mpi-worker-0/podgroup"
+    r = ro.get(path, headers=bearer("admin"))
+    assert r.status_code == 200, r.text
+    assert r.json()["object"]["spec"]["minMember"] == 2
+    kube.make_pod("mpi-launcher-x7k2p", namespace, owner=job,
+                  labels={**labels, "training.kubeflow.org/job-role": "launcher"})  # fmt: skip
+    assert ro.get(path, headers=bearer("admin")).json()["object"]["spec"]["minMember"] == 3
+
+
 # --- cluster-scoped kinds -------------------------------------------------------------------------
 
 #: A test-only cluster-scoped workload kind (no cluster-scoped workload CRD in the shared corpus).

@@ -9,7 +9,11 @@ Where the binary comes from, in order:
 2. ``kube-apiserver-v1.20.2-linux-amd64.xz`` in the shared binaries folder
    (``$WMAP_SHARED_DIR/bin``, default ``<repo>/../shared/bin``), unpacked with :mod:`lzma`;
 3. a build from Debian bookworm's ``kubernetes`` source package by ``scripts/build-kube-apiserver.sh``
-   (needs root or sudo, ~4 GB RAM, 10-15 minutes on 2 cores).
+   (needs root or sudo, ~4 GB RAM, 10-15 minutes on 2 cores). It installs Debian's Go and build
+   tools system-wide for the build and purges them again afterwards; only the binary stays, in the
+   cache directory.
+
+Each step says where the binary comes from and goes, and how long it took.
 
 The unpacked binary must have the published sha256. A locally built binary is accepted even when its
 hash differs (Go builds are only byte-identical under the exact same build path and date), provided
@@ -27,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -130,6 +135,14 @@ def _install(directory: Path, tmp_binary: Path, sha: str, source: str) -> Path:
 
 def _unpack_xz(xz_path: Path, directory: Path) -> Path:
     _say(f"unpacking {xz_path} into {directory}")
+    began = time.monotonic()
+    try:
+        return _unpack_xz_into(xz_path, directory)
+    finally:
+        _say(f"unpacking took {time.monotonic() - began:.0f}s")
+
+
+def _unpack_xz_into(xz_path: Path, directory: Path) -> Path:
     fd, tmp_name = tempfile.mkstemp(prefix=".kube-apiserver.", dir=directory)
     tmp = Path(tmp_name)
     try:
@@ -161,10 +174,20 @@ def _reported_version(binary: Path) -> str:
 def _build(directory: Path) -> Path:
     if not BUILD_SCRIPT.is_file():
         raise ApiserverBinaryError(f"build script {BUILD_SCRIPT} is missing")
-    _say(f"no {XZ_NAME} found under {shared_dir() / 'bin'}; building kube-apiserver {VERSION}")
-    _say("from Debian bookworm's 'kubernetes' source package. This needs root or sudo (apt-get),")
-    _say("network access, about 4 GB of RAM and 10-15 minutes on 2 cores.")
+    _say(f"no {XZ_NAME} found under {shared_dir() / 'bin'} (scripts/fetch-test-data does not fetch it);")
+    _say(f"building kube-apiserver {VERSION} from Debian bookworm's 'kubernetes' source package once.")
+    _say("This needs root or sudo (apt-get), network access, about 4 GB of RAM and 10-15 minutes on")
+    _say("2 cores. Debian's Go and build tools are installed system-wide for the build and purged")
+    _say(f"again afterwards; the binary is kept in {directory}.")
     _say(f"running: bash {BUILD_SCRIPT} <tmp output in {directory}>")
+    began = time.monotonic()
+    try:
+        return _build_into(directory)
+    finally:
+        _say(f"the build took {(time.monotonic() - began) / 60:.1f} minutes")
+
+
+def _build_into(directory: Path) -> Path:
     fd, tmp_name = tempfile.mkstemp(prefix=".kube-apiserver.build.", dir=directory)
     os.close(fd)
     tmp = Path(tmp_name)

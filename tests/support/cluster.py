@@ -58,6 +58,32 @@ DEFAULT_USERS: dict[str, tuple[str, ...]] = {
 _PR_SET_PDEATHSIG = 1
 
 
+@dataclass(frozen=True)
+class RunningTest:
+    """The pytest test being run (set by tests/conftest.py around each test's setup, call and
+    teardown): a test API server may start only for a test marked ``cluster``."""
+
+    nodeid: str
+    cluster_marked: bool
+
+
+#: ``None`` outside pytest (scripts, ``python -m``) and between tests.
+RUNNING_TEST: RunningTest | None = None
+
+
+class UnmarkedClusterTestError(RuntimeError):
+    """A test not marked ``cluster`` tried to start a test API server."""
+
+
+def _check_marked() -> None:
+    running = RUNNING_TEST
+    if running is not None and not running.cluster_marked:
+        raise UnmarkedClusterTestError(
+            f"{running.nodeid} starts a test API server but is not marked `cluster`: mark it "
+            '(pytest.mark.cluster), so that `-m "not cluster"` leaves it out as it promises'
+        )
+
+
 class ClusterError(RuntimeError):
     """The test cluster could not be started or stopped."""
 
@@ -240,6 +266,7 @@ class TestCluster:
         """Start etcd and the apiserver and wait until ``/readyz`` says ok. Cleans up on failure."""
         if self.dir is not None:
             raise ClusterError("already started")
+        _check_marked()
         began = time.monotonic()
         # Never start a 15-minute source build from inside a test run: scripts/test (or
         # `python -m tests.support.apiserver_binary`) does that beforehand.

@@ -16,12 +16,13 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from tests.support.cluster import free_port
 
-__all__ = ["WmapProcess", "free_port", "start_wmap"]
+__all__ = ["WmapProcess", "free_port", "start_wmap", "terminate"]
 
 
 class WmapProcess:
@@ -89,14 +90,19 @@ class WmapProcess:
 
     def stop(self) -> None:
         """Terminate (kill after 10 s) and close the log."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        terminate(self.proc)
         self.log.close()
+
+
+def terminate(proc: subprocess.Popen[Any], grace: float = 10.0) -> None:
+    """Stop ``proc``: SIGTERM, then SIGKILL when it has not exited after ``grace`` seconds."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 @contextmanager

@@ -30,6 +30,7 @@ from workload_map.errors import WorkloadMapError
 
 if TYPE_CHECKING:
     from workload_map.cli.main import State
+    from workload_map.cluster.claims import ClaimReader
     from workload_map.cluster.client import KubeClient
     from workload_map.cluster.discovery import APIResource, Discovery
     from workload_map.cluster.kubeconfig import ClusterConfig, ConnectionOptions
@@ -380,6 +381,7 @@ class Session:
         self._client: KubeClient | None = None
         self._discovery: Discovery | None = None
         self._definitions: DefinitionSet | None = None
+        self._claims: ClaimReader | None = None
 
     # connection
     def options(self, **overrides: Any) -> ConnectionOptions:
@@ -428,7 +430,19 @@ class Session:
         except Exception:
             return "default"
 
+    def claims(self) -> ClaimReader:
+        """The DRA claims and templates the resolver reads live (each once; what could not be
+        read is said when the session closes)."""
+        if self._claims is None:
+            from workload_map.cluster.claims import ClaimReader
+
+            self._claims = ClaimReader(self.client(), self.discovery())
+        return self._claims
+
     def close(self) -> None:
+        if self._claims is not None:
+            for text in self._claims.warnings():
+                self.state.warn(text)
         if self._client is not None:
             self._client.close()
 
@@ -458,10 +472,21 @@ class Session:
                 field_validation=self.state.field_validation,
             )
             for w in self._definitions.warnings:
-                self.state.warn(w.message)
+                if w.reason != "no_crd":  # said where it matters: missing_definitions_note()
+                    self.state.warn(w.message)
         if not self._definitions.entries:
             raise NoDefinitionError(NO_DEFINITIONS)
         return self._definitions
+
+    def missing_definitions_note(self) -> str | None:
+        """Why the cluster's own definitions are missing, when that is because the Karta CRD is
+        not installed: worth saying where a definition is looked for and not found, not on
+        every command that finds its definition in the catalog."""
+        from workload_map import messages
+
+        if self._definitions is not None and any(w.reason == "no_crd" for w in self._definitions.warnings):
+            return messages.KARTA_CRD_NOT_INSTALLED
+        return None
 
     # type resolution: workload_map.type_words, the one resolver of every consumer
     def resolve_type(self, token: str) -> ResolvedType:
@@ -481,7 +506,7 @@ class Session:
         except ClusterError as exc:
             raise CommandError(discovery_error(token, exc)) from exc
         except WorkloadMapError as exc:
-            raise type_word_error(exc) from exc
+            raise type_word_error(exc, note=self.missing_definitions_note()) from exc
         from workload_map.cluster.discovery import APIResource
 
         given = match.served
@@ -511,9 +536,10 @@ def definition_for_word(state: State, word: str) -> DefinitionEntry:
         raise type_word_error(exc) from exc
 
 
-def type_word_error(exc: Exception) -> CommandError:
+def type_word_error(exc: Exception, *, note: str | None = None) -> CommandError:
     """A type-word failure as the CLI reports it: unknown or uncovered words exit 4 (no
-    definition), ambiguous words and definitions claimed twice are usage errors (2)."""
+    definition; ``note`` says why cluster definitions are missing, when known), ambiguous words
+    and definitions claimed twice are usage errors (2)."""
     from workload_map.cli.main import PROG
     from workload_map.type_words import (
         AmbiguousTypeWordError,
@@ -522,15 +548,35 @@ def type_word_error(exc: Exception) -> CommandError:
         UnknownTypeWordError,
     )
 
-    hint = f'Run "{PROG} definitions" to see what is available'
+    hint = f'Run "{PROG} definitions" to see what is available' + (f" ({note})" if note else "")
     if isinstance(exc, UnknownTypeWordError):
         more = f"; did you mean {' or '.join(repr(s) for s in exc.suggestions)}?" if exc.suggestions else "."
-        return NoDefinitionError(f'no Karta definition covers "{exc.word}"{more} {hint}')
+        return NoDefinitionError(f'no Karta definition covers "{exc.word}"{more} {hint}', word=exc.word)
     if isinstance(exc, NoDefinitionForTypeError):
-        return NoDefinitionError(f'no Karta definition covers "{exc.word}" ({exc.gvk}). {hint}')
+        text = f'no Karta definition covers "{exc.word}" ({exc.gvk}). {hint}'
+        return NoDefinitionError(text, word=exc.word)
     if isinstance(exc, AmbiguousTypeWordError | DefinitionClaimedTwiceError):
         return CommandError(str(exc), exit_codes.USAGE)
     return CommandError(str(exc))
+
+
+def with_generic_hint(session: Session, exc: NoDefinitionError, command: str) -> NoDefinitionError:
+    """``exc`` naming ``--generic`` when its word is a type the cluster serves (``get`` and
+    ``describe`` read such a type without a definition; ``command``: the command line without
+    the flag); ``exc`` itself otherwise."""
+    from workload_map import messages
+
+    word = exc.word
+    if not word or "," in word:
+        return exc
+    try:
+        served = bool(session.discovery().resolve_type(word))
+    except (WorkloadMapError, OSError):
+        return exc  # not served, or the cluster cannot say: the hint would mislead
+    if not served:
+        return exc
+    hint = messages.generic_hint(word, f"{command} --generic")
+    return NoDefinitionError(f"{exc.messages[0]}; {hint}", word=word)
 
 
 def _claimed_twice(found: Sequence[DefinitionEntry]) -> CommandError:

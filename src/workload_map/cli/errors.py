@@ -23,8 +23,11 @@ class WorkloadNotFoundError(CommandError):
 
 
 class NoDefinitionError(CommandError):
-    def __init__(self, message: str) -> None:
+    """No definition covers a type; ``word`` is the type word asked for, when there was one."""
+
+    def __init__(self, message: str, *, word: str | None = None) -> None:
         super().__init__(message, exit_codes.NO_DEFINITION)
+        self.word = word
 
 
 class AmbiguousError(CommandError):

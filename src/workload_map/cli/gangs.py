@@ -212,13 +212,15 @@ def table(answer: GangAnswer) -> str:
 
         for g in plan.gangs:
             res = quantities(g.min_resources)
+            # DRA devices are not node resources (no ResourceList carries them): shown apart
+            dra = [f"{k}={v} (DRA)" for k, v in sorted(g.min_resources.devices.items()) if v > 0]
             gang_rows.append(
                 [
                     g.name,
                     str(g.min_member),
                     "-" if g.min_sub_group is None else str(g.min_sub_group),
                     ", ".join(f"{m.task}={n}" for m, n in zip(g.members, g.required, strict=True)),
-                    ", ".join(f"{k}={v}" for k, v in res.items()) or "-",
+                    ", ".join([*(f"{k}={v}" for k, v in res.items()), *dra]) or "-",
                 ]
             )
         lines += columns(gang_rows)

@@ -43,9 +43,22 @@ def read_documents(path: str) -> tuple[str, list[Any]]:
         raise CommandError(str(exc), exit_codes.USAGE) from exc
 
 
-def read_manifest(path: str) -> dict[str, Any]:
-    """One workload manifest from a file or ``-`` (stdin); usage errors as spec 5.5."""
+#: Documents a workload manifest may carry beside the workload (``kubectl apply -f`` files such
+#: as NVIDIA's DRA examples): the claims and templates its pods name, and their namespace.
+COMPANION_KINDS = frozenset({"ResourceClaimTemplate", "ResourceClaim", "DeviceClass", "Namespace"})
+
+
+def read_manifest(path: str, companions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """One workload manifest from a file or ``-`` (stdin); usage errors as spec 5.5. With
+    ``companions``, the file may also hold documents of :data:`COMPANION_KINDS` (appended there:
+    the DRA claims and templates the workload's pods name)."""
     label, docs = read_documents(path)
+    if companions is not None:
+        extra = [d for d in docs if isinstance(d, dict) and d.get("kind") in COMPANION_KINDS]
+        rest = [d for d in docs if not (isinstance(d, dict) and d.get("kind") in COMPANION_KINDS)]
+        if rest:  # a file of companions alone still names what is missing below
+            companions.extend(extra)
+            docs = rest
     if len(docs) > 1:
         raise CommandError(
             f"{label} holds more than one document; describe reads one workload", exit_codes.USAGE

@@ -182,6 +182,10 @@ FIELD_DOCS: dict[tuple[str, str], str] = {
         "The subgroups: an array of {name, minMember or minSubGroup, parent, topologyConstraint}."
     ),
     ("GangExpressions", "pod_sub_group"): "The name of the subgroup the pod joins.",
+    ("GangExpressions", "pods_selector"): (
+        "Labels (an object of strings) of the pods in the top owner's namespace the other"
+        " expressions see as $pods (null when no pods are known)."
+    ),
     (
         "GangExpressions",
         "queue",

@@ -175,10 +175,18 @@ def _type(node: Schema) -> str:
 
 
 def _is_containers(node: Any) -> bool:
+    """A ``containers`` field by its shape: an array of objects that are containers, declared
+    (``name`` or ``image`` among their properties) or opaque (no declared properties, kept by
+    ``x-kubernetes-preserve-unknown-fields``: CRDs that trim the PodSpec schema)."""
     if not isinstance(node, Mapping) or _type(node) != "array":
         return False
     items = node.get("items")
-    return isinstance(items, Mapping) and ("image" in _props(items) or "name" in _props(items))
+    if not isinstance(items, Mapping):
+        return False
+    declared = _props(items)
+    if declared:
+        return "image" in declared or "name" in declared
+    return items.get("x-kubernetes-preserve-unknown-fields") is True and _type(items) in ("object", "")
 
 
 def _is_pod_spec(node: Schema) -> bool:

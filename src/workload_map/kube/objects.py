@@ -8,6 +8,7 @@ Objects are untrusted JSON: every accessor tolerates missing or mistyped fields.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
@@ -56,6 +57,29 @@ def labels_of(obj: Any) -> dict[str, str]:
     """String-valued labels (others dropped)."""
     raw = meta(obj).get("labels")
     return {str(k): v for k, v in raw.items() if isinstance(v, str)} if isinstance(raw, Mapping) else {}
+
+
+_LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+_LABEL_KEY = re.compile(rf"^([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_LABEL_NAME}$")
+_LABEL_VALUE = re.compile(rf"^({_LABEL_NAME})?$")
+
+
+def valid_label(key: str, value: str) -> bool:
+    """A label Kubernetes accepts: a qualified name (optional DNS-subdomain prefix) and a value
+    of at most 63 alphanumerics, ``-``, ``_``, ``.`` (alphanumeric at both ends, or empty)."""
+    return bool(_LABEL_KEY.match(key)) and bool(_LABEL_VALUE.match(value))
+
+
+def label_selector(labels: Mapping[str, str]) -> str:
+    """``labelSelector`` text for pods carrying every one of ``labels`` (keys sorted; each label
+    must pass :func:`valid_label`, so no character of the selector syntax can be in it)."""
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
+
+
+def has_labels(obj: Any, labels: Mapping[str, str]) -> bool:
+    """Whether ``obj`` carries every one of ``labels`` (a ``matchLabels`` selector)."""
+    own = labels_of(obj)
+    return all(own.get(k) == v for k, v in labels.items())
 
 
 def annotations_of(obj: Any) -> dict[str, str]:
@@ -148,8 +172,10 @@ __all__ = [
     "controller_ref",
     "group_of",
     "gvk_text",
+    "has_labels",
     "join_api_version",
     "kubectl_name",
+    "label_selector",
     "labels_of",
     "meta",
     "name_of",
@@ -159,6 +185,7 @@ __all__ = [
     "ref_key",
     "split_api_version",
     "uid_of",
+    "valid_label",
 ]
 
 

@@ -55,6 +55,14 @@ class ResourceStatus(str, Enum):
     SUSPENDING = "Suspending"
     RESUMING = "Resuming"
 
+    def __str__(self) -> str:
+        """The phase word (``print(phase)``, f-strings), as every output of the tool shows it;
+        ``repr`` keeps the member name."""
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
 
 # The order in which upstream tries statuses; matched statuses are reported in this order.
 STATUS_MATCH_ORDER: tuple[ResourceStatus, ...] = (
@@ -270,8 +278,9 @@ class PodGroup(_Model):
     sub_groups: tuple[SubGroup, ...] | None = None
 
 
-#: The variable the :class:`GangExpressions` see besides the top owner (``.``): the pod.
-GANG_EXPRESSION_VARIABLES: tuple[str, ...] = ("pod",)
+#: The variables the :class:`GangExpressions` see besides the top owner (``.``): the pod, and the
+#: pods ``podsSelector`` selects (``null`` when the caller has none to give).
+GANG_EXPRESSION_VARIABLES: tuple[str, ...] = ("pod", "pods")
 
 
 class GangExpressions(_Model):
@@ -281,6 +290,11 @@ class GangExpressions(_Model):
     Each runs on the top owner (``.``) with the pod as ``$pod`` and yields one value; ``null``
     keeps what the gang format computed. KAI's Karta plugin does not read them; a definition
     without them means what it meant before.
+
+    ``pods_selector`` yields the labels (an object of strings) of the other pods a native grouper
+    lists (KAI's MPIJob grouper: the job's launcher pods): the pods in the top owner's namespace
+    carrying all of them are ``$pods`` for the other expressions, read live or from the objects
+    given (``-f``); ``$pods`` is ``null`` when the caller has no pods to give.
     """
 
     name: str | None = None
@@ -288,6 +302,7 @@ class GangExpressions(_Model):
     min_sub_group: str | None = None
     sub_groups: str | None = None
     pod_sub_group: str | None = None
+    pods_selector: str | None = None
     # Gang policy for the schedulers that read it from the gang's objects (Volcano, coscheduling,
     # the Workload API, Kueue): where the operator keeps it (e.g. a training job's
     # runPolicy.schedulingPolicy). KAI's pod-grouper takes these from labels instead.

@@ -64,7 +64,6 @@ __all__ = [
     "CompileBudget",
     "expression_fields",
     "expression_variables",
-    "go_field_path",
     "validate_definition",
 ]
 
@@ -78,12 +77,6 @@ GANG = "spec.optimizationInstructions.gangScheduling"
 
 def _child(i: int) -> str:
     return f"spec.structureDefinition.childComponents[{i}]"
-
-
-def go_field_path(path: str) -> str:
-    """camelCase path -> upstream's Go field path: ``spec.structureDefinition.childComponents[1]``
-    -> ``Spec.StructureDefinition.ChildComponents[1]``."""
-    return ".".join(part[:1].upper() + part[1:] for part in path.split("."))
 
 
 # Fields holding jq expressions (upstream tags them for validation), per model class.
@@ -376,13 +369,12 @@ def _check_expressions(ctx: _Ctx) -> None:
         done, problem = ctx.compile(path, lambda e=expr, v=variables: _jq.check(e, v))  # type: ignore[misc]
         if not done or problem is None:
             continue
-        go = go_field_path(path)
         if problem.kind == "syntax":
             ctx.add(
-                "KARTA016", messages.jq_parse_failed(expr, go, problem.message), path, offset=problem.offset
+                "KARTA016", messages.jq_parse_failed(expr, path, problem.message), path, offset=problem.offset
             )
         else:
-            ctx.add("KARTA017", messages.jq_validation_failed(expr, go, problem.message), path)
+            ctx.add("KARTA017", messages.jq_validation_failed(expr, path, problem.message), path)
 
 
 # --- extra checks -------------------------------------------------------------------------

@@ -72,8 +72,8 @@ __all__ = [
 
 
 class _CallablePackage(_ModuleType):
-    def __call__(self, definition: Any, obj: Any) -> Workload:
-        return resolve(definition, obj)
+    def __call__(self, definition: Any, obj: Any, *, claims: Any = None) -> Workload:
+        return resolve(definition, obj, claims=claims)
 
 
 sys.modules[__name__].__class__ = _CallablePackage

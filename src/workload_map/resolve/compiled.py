@@ -168,13 +168,15 @@ class CompiledPodGroup:
 
 @dataclass(frozen=True)
 class CompiledGangExpressions:
-    """``gangScheduling.expressions`` compiled (they run on the top owner with ``$pod``)."""
+    """``gangScheduling.expressions`` compiled (they run on the top owner with ``$pod`` and
+    ``$pods``)."""
 
     name: CompiledExpression | None = None
     min_member: CompiledExpression | None = None
     min_sub_group: CompiledExpression | None = None
     sub_groups: CompiledExpression | None = None
     pod_sub_group: CompiledExpression | None = None
+    pods_selector: CompiledExpression | None = None
     queue: CompiledExpression | None = None
     priority_class_name: CompiledExpression | None = None
     schedule_timeout_seconds: CompiledExpression | None = None

@@ -27,7 +27,8 @@ Placement is first-fit-decreasing: the minimum pods of every gang (largest first
 memory) each go to the first node (by name) that passes the filters and has room; all gangs share
 the nodes. For a pod that finds no node the reasons are counted per node, as the scheduler's
 ``0/N nodes are available`` message does. Not modelled: inter-pod affinity, topology spread,
-ports, volumes, DRA claims, and pods placed meanwhile by others.
+ports, volumes, DRA devices on nodes (ResourceSlices: a pod's DRA GPUs are in its ``gpus`` but not
+matched against nodes here), and pods placed meanwhile by others.
 """
 
 from __future__ import annotations

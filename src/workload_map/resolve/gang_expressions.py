@@ -5,7 +5,10 @@ that overrides the size (``kai.scheduler/batch-min-member``), a size that depend
 (PyTorch ``elasticPolicy.minReplicas``, LWS ``startupPolicy``), nested subgroups (a JobSet
 replicated job with one leaf per replica). The extension lets a definition say them in jq: each
 expression runs on the top owner (``.``) with the pod as ``$pod`` and yields one value, ``null``
-for "keep what the gang format computed".
+for "keep what the gang format computed". A grouper that lists other pods (KAI's MPIJob grouper
+subtracts the launcher while no launcher pod exists) is said with ``podsSelector``: the labels of
+the pods it lists; those pods (in the top owner's namespace) are ``$pods``, ``null`` when the
+caller has no pods to give.
 
 This module evaluates them and checks every result before it is used: integers in int32 range,
 names that are DNS-1123 labels (subgroups) or subdomains (the PodGroup), a subgroup list of at
@@ -16,17 +19,22 @@ pod subgroup that is one of them. Any other value is a :class:`GangResultError` 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from workload_map.errors import ResolveError, WorkloadMapError
+from workload_map.kube.objects import has_labels, namespace_of, valid_label
 from workload_map.resolve._support import jq_tostring, jq_type
 from workload_map.resolve.compiled import CompiledExpression, CompiledGangExpressions
 from workload_map.resolve.quantity import QuantityError, parse_quantity
 
 #: KAI's own ceiling on generated subgroups (``maxAllowedSegmentation`` in its groupers).
 MAX_SUB_GROUPS = 10_000
+#: Bounds of ``podsSelector``: labels in the selector, pods it may select (a native grouper
+#: lists a handful, e.g. the launcher pods of one MPIJob).
+MAX_SELECTOR_LABELS = 32
+MAX_SELECTED_PODS = 1_000
 _INT32_MAX = 2**31 - 1
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -60,11 +68,11 @@ class GangOverrides:
     pod_sub_group: str | None = None
 
 
-def _run(ce: CompiledExpression | None, top_owner: Mapping[str, Any], pod: Mapping[str, Any]) -> Any:
+def _run(ce: CompiledExpression | None, top_owner: Mapping[str, Any], variables: Mapping[str, Any]) -> Any:
     if ce is None:
         return None
     try:
-        results = ce.expr.all(top_owner, {"pod": pod})
+        results = ce.expr.all(top_owner, variables)
     except WorkloadMapError as exc:
         raise GangResultError(f"{ce.location}: failed to evaluate: {exc}") from exc
     if len(results) > 1:
@@ -157,23 +165,69 @@ def _sub_groups(value: Any, where: str) -> tuple[SubGroupSpec, ...] | None:
     return tuple(out)
 
 
-def evaluate_gang_expressions(
+def pods_selector(
     compiled: CompiledGangExpressions, top_owner: Mapping[str, Any], pod: Mapping[str, Any]
+) -> dict[str, str] | None:
+    """The labels ``podsSelector`` gives (``None``: the definition reads no other pods). Checked:
+    an object of at most :data:`MAX_SELECTOR_LABELS` valid labels."""
+    ce = compiled.pods_selector
+    value = _run(ce, top_owner, {"pod": pod, "pods": None})
+    if value is None:
+        return None
+    where = _where(ce)
+    if not isinstance(value, Mapping) or not value:
+        raise GangResultError(f"{where}: is {jq_type(value)}, expected an object of labels")
+    if len(value) > MAX_SELECTOR_LABELS:
+        raise GangResultError(f"{where}: {len(value)} labels, at most {MAX_SELECTOR_LABELS}")
+    out: dict[str, str] = {}
+    for key, label in value.items():
+        if not isinstance(label, str) or not valid_label(str(key), label):
+            raise GangResultError(f"{where}: {jq_tostring(key)}={jq_tostring(label)} is not a valid label")
+        out[str(key)] = label
+    return out
+
+
+def selected_pods(
+    selector: Mapping[str, str], top_owner: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    """The ``pods`` in the top owner's namespace that carry every label of ``selector``; at most
+    :data:`MAX_SELECTED_PODS` (more is an error: a native grouper lists a handful)."""
+    namespace = namespace_of(top_owner)
+    out = [
+        p for p in pods if isinstance(p, Mapping) and namespace_of(p) == namespace and has_labels(p, selector)
+    ]
+    if len(out) > MAX_SELECTED_PODS:
+        raise GangResultError(f"podsSelector selects {len(out)} pods, at most {MAX_SELECTED_PODS}")
+    return out
+
+
+def evaluate_gang_expressions(
+    compiled: CompiledGangExpressions,
+    top_owner: Mapping[str, Any],
+    pod: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]] | None = None,
 ) -> GangOverrides:
-    """Run every gang expression on ``top_owner`` with ``$pod`` and check the results."""
-    name = _run(compiled.name, top_owner, pod)
+    """Run every gang expression on ``top_owner`` with ``$pod`` and ``$pods`` (the ``pods`` that
+    ``podsSelector`` selects; ``null`` when ``pods`` is ``None``: the caller has none to give)
+    and check the results."""
+    selector = pods_selector(compiled, top_owner, pod) if pods is not None else None
+    others = selected_pods(selector, top_owner, pods) if selector and pods is not None else None
+    variables = {"pod": pod, "pods": others}
+    name = _run(compiled.name, top_owner, variables)
     if name is not None and not isinstance(name, str):
         raise GangResultError(
             f"{compiled.name.location if compiled.name else 'name'}: is {jq_type(name)}, expected a string"
         )
-    subs = _sub_groups(_run(compiled.sub_groups, top_owner, pod), _where(compiled.sub_groups))
-    pod_sub = _run(compiled.pod_sub_group, top_owner, pod)
+    subs = _sub_groups(_run(compiled.sub_groups, top_owner, variables), _where(compiled.sub_groups))
+    pod_sub = _run(compiled.pod_sub_group, top_owner, variables)
     if pod_sub is not None and not isinstance(pod_sub, str):
         raise GangResultError(f"{_where(compiled.pod_sub_group)}: is {jq_type(pod_sub)}, expected a string")
     return GangOverrides(
         name=name,
-        min_member=_int(_run(compiled.min_member, top_owner, pod), _where(compiled.min_member)),
-        min_sub_group=_int(_run(compiled.min_sub_group, top_owner, pod), _where(compiled.min_sub_group)),
+        min_member=_int(_run(compiled.min_member, top_owner, variables), _where(compiled.min_member)),
+        min_sub_group=_int(
+            _run(compiled.min_sub_group, top_owner, variables), _where(compiled.min_sub_group)
+        ),
         sub_groups=subs,
         pod_sub_group=pod_sub,
     )
@@ -190,13 +244,15 @@ class GangSizes:
 #: An empty pod, for expressions evaluated for the whole workload (``$pod.metadata.labels.x``
 #: yields ``null`` on it).
 NO_POD: Mapping[str, Any] = {"metadata": {}}
+#: The variables of a whole-workload evaluation: the empty pod, and no other pods to give.
+_WHOLE: Mapping[str, Any] = {"pod": NO_POD, "pods": None}
 
 
 def evaluate_gang_sizes(compiled: CompiledGangExpressions, top_owner: Mapping[str, Any]) -> GangSizes:
     """``minMember`` and ``minSubGroup`` for the whole workload: no pod, so ``$pod`` is empty."""
     return GangSizes(
-        min_member=_int(_run(compiled.min_member, top_owner, NO_POD), _where(compiled.min_member)),
-        min_sub_group=_int(_run(compiled.min_sub_group, top_owner, NO_POD), _where(compiled.min_sub_group)),
+        min_member=_int(_run(compiled.min_member, top_owner, _WHOLE), _where(compiled.min_member)),
+        min_sub_group=_int(_run(compiled.min_sub_group, top_owner, _WHOLE), _where(compiled.min_sub_group)),
     )
 
 
@@ -266,16 +322,16 @@ def _quantities(value: Any, where: str) -> Mapping[str, str] | None:
 def evaluate_gang_policy(compiled: CompiledGangExpressions, top_owner: Mapping[str, Any]) -> GangPolicy:
     """The policy expressions on the workload (no pod), each result checked."""
     return GangPolicy(
-        queue=_name_value(_run(compiled.queue, top_owner, NO_POD), _where(compiled.queue)),
+        queue=_name_value(_run(compiled.queue, top_owner, _WHOLE), _where(compiled.queue)),
         priority_class_name=_name_value(
-            _run(compiled.priority_class_name, top_owner, NO_POD), _where(compiled.priority_class_name)
+            _run(compiled.priority_class_name, top_owner, _WHOLE), _where(compiled.priority_class_name)
         ),
         schedule_timeout_seconds=_int(
-            _run(compiled.schedule_timeout_seconds, top_owner, NO_POD),
+            _run(compiled.schedule_timeout_seconds, top_owner, _WHOLE),
             _where(compiled.schedule_timeout_seconds),
         ),
         min_resources=_quantities(
-            _run(compiled.min_resources, top_owner, NO_POD), _where(compiled.min_resources)
+            _run(compiled.min_resources, top_owner, _WHOLE), _where(compiled.min_resources)
         ),
     )
 
@@ -285,6 +341,8 @@ def _where(ce: CompiledExpression | None) -> str:
 
 
 __all__ = [
+    "MAX_SELECTED_PODS",
+    "MAX_SELECTOR_LABELS",
     "MAX_SUB_GROUPS",
     "NO_POD",
     "GangOverrides",
@@ -296,4 +354,6 @@ __all__ = [
     "evaluate_gang_expressions",
     "evaluate_gang_policy",
     "evaluate_gang_sizes",
+    "pods_selector",
+    "selected_pods",
 ]

@@ -45,6 +45,7 @@ from typing import Any, Literal
 from workload_map.kube.objects import annotations_of, labels_of, name_of, namespace_of, uid_of
 from workload_map.model.definition import Topology
 from workload_map.resolve.compiled import CompiledDefinition, Definition, as_compiled
+from workload_map.resolve.dra import ClaimLookup
 from workload_map.resolve.gang_expressions import GangPolicy, evaluate_gang_policy, evaluate_gang_sizes
 from workload_map.resolve.gangs import GangError, StructureSummary, divided, owner_topology, subtree_scale
 from workload_map.resolve.resolver import resolve
@@ -461,14 +462,20 @@ def _sizing_expressions(cd: CompiledDefinition) -> bool:
 
 
 def plan_gangs(
-    definition: Definition, obj: Mapping[str, Any], options: PlanOptions | None = None
+    definition: Definition,
+    obj: Mapping[str, Any],
+    options: PlanOptions | None = None,
+    *,
+    claims: ClaimLookup | None = None,
 ) -> GangPlan:
-    """The gang plan of the workload ``obj`` (see the module docstring)."""
+    """The gang plan of the workload ``obj`` (see the module docstring). ``claims`` finds the DRA
+    claim templates and claims the pod specs name: their GPUs count in the members' requests and
+    the gangs' minimum resources, as ``nvidia.com/gpu`` does (:func:`.resolver.resolve`)."""
     if not isinstance(obj, Mapping):
         raise GangError("the workload must be a JSON object")
     cd = as_compiled(definition)
     options = options or PlanOptions()
-    w = resolve(cd, obj)
+    w = resolve(cd, obj, claims=claims)
     s = StructureSummary.of(cd)
     gs = cd.karta.spec.optimization_instructions.gang_scheduling
     notes: list[str] = []

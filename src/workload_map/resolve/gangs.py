@@ -56,7 +56,7 @@ from workload_map.resolve.compiled import (
     as_compiled,
 )
 from workload_map.resolve.extract import instance_ids, scales_by_id
-from workload_map.resolve.gang_expressions import evaluate_gang_expressions
+from workload_map.resolve.gang_expressions import evaluate_gang_expressions, pods_selector
 from workload_map.resolve.resources import EMPTY_TOTALS, ResourceTotals, sum_totals
 
 POD_GROUP_ANNOTATION = "pod-group-name"
@@ -341,6 +341,7 @@ def divided(res: ResourceTotals, n: int) -> ResourceTotals:
         gpus=part(res.gpus),
         extended={k: part(v) for k, v in res.extended.items()},
         claims={k: part(v) for k, v in res.claims.items()},
+        devices={k: part(v) for k, v in res.devices.items()},
     )
 
 
@@ -465,10 +466,15 @@ def has_gang_instructions(definition: Definition) -> bool:
 
 
 def group_pod(
-    definition: Definition | StructureSummary, top_owner: Mapping[str, Any], pod: Mapping[str, Any]
+    definition: Definition | StructureSummary,
+    top_owner: Mapping[str, Any],
+    pod: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]] | None = None,
 ) -> PodGroupPlan:
     """The PodGroup KAI would create for ``pod`` whose top owner (the workload object) is
-    ``top_owner``. See the module docstring for the rules."""
+    ``top_owner``. See the module docstring for the rules. ``pods``: the other pods the caller
+    knows (live: those :func:`pods_wanted` selects; offline: any, filtered here), which the gang
+    expressions' ``podsSelector`` may read; ``None`` when unknown."""
     if not isinstance(top_owner, Mapping) or not isinstance(pod, Mapping):
         raise GangError("top owner and pod must be JSON objects")
     s = _summary(definition)
@@ -476,7 +482,8 @@ def group_pod(
     compiled = s.definition.gang_expressions
     if compiled is not None:
         # Like KAI's native groupers: the default grouper's PodGroup, fields replaced.
-        return _overridden(replace(default_plan(top_owner), format="expressions"), top_owner, pod, compiled)
+        plan = replace(default_plan(top_owner), format="expressions")
+        return _overridden(plan, top_owner, pod, compiled, pods)
     if gs is not None and gs.pod_group is not None:
         plan = _v2(s, top_owner, pod)
     elif gs is not None and gs.pod_groups:
@@ -517,14 +524,25 @@ def owner_topology(top_owner: Mapping[str, Any]) -> Topology | None:
     return Topology(topology_name=name, required_topology_level=required, preferred_topology_level=preferred)
 
 
+def pods_wanted(
+    definition: Definition | StructureSummary, top_owner: Mapping[str, Any], pod: Mapping[str, Any]
+) -> dict[str, str] | None:
+    """The labels of the pods (in the top owner's namespace) :func:`group_pod` reads for this
+    definition, as KAI's native grouper lists them (``None``: it reads no other pods). A live
+    caller lists the pods with these labels and passes them as ``pods``."""
+    compiled = _summary(definition).definition.gang_expressions
+    return pods_selector(compiled, top_owner, pod) if compiled is not None else None
+
+
 def _overridden(
     plan: PodGroupPlan,
     top_owner: Mapping[str, Any],
     pod: Mapping[str, Any],
     compiled: CompiledGangExpressions,
+    pods: Sequence[Mapping[str, Any]] | None = None,
 ) -> PodGroupPlan:
     """``plan`` with what the gang expressions set."""
-    o = evaluate_gang_expressions(compiled, top_owner, pod)
+    o = evaluate_gang_expressions(compiled, top_owner, pod, pods)
     if o.name is not None:
         plan = replace(plan, name=_checked_name(o.name))
     if o.min_member is not None:
@@ -637,6 +655,7 @@ __all__ = [
     "infer_pod_component",
     "infer_pod_instance",
     "owner_topology",
+    "pods_wanted",
     "subtree_scale",
     "subtree_size",
 ]

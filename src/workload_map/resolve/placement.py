@@ -2,7 +2,10 @@
 
 :func:`placement_needs` returns, per component instance, the desired and minimum replicas, one
 pod's requests (Kubernetes' rules: init containers, sidecars, pod-level resources, overhead;
-extended resources such as ``nvidia.com/gpu``, ``amd.com/gpu``, ``nvidia.com/mig-*`` included),
+extended resources such as ``nvidia.com/gpu``, ``amd.com/gpu``, ``nvidia.com/mig-*`` included,
+and the devices of the DRA claim templates the pods name when they are given, whole GPUs among
+them in ``gpus``; a named ResourceClaim is shared, not one per pod, and is not in the per-pod
+requests),
 the node selector, affinity and tolerations; the gangs with their minimum pod counts and minimum
 resource totals; and the workload totals (desired and minimum).
 
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workload_map.resolve.compiled import Definition, as_compiled
+from workload_map.resolve.dra import ClaimLookup
 from workload_map.resolve.gangs import PodResources, StructureSummary, subtree_size
 from workload_map.resolve.resolver import resolve
 from workload_map.resolve.resources import EMPTY_TOTALS, ResourceTotals, sum_totals
@@ -259,11 +263,15 @@ def instance_needs(w: Workload) -> tuple[InstanceNeeds, ...]:
     return tuple(instances)
 
 
-def placement_needs(definition: Definition, obj: Mapping[str, Any]) -> PlacementNeeds:
+def placement_needs(
+    definition: Definition, obj: Mapping[str, Any], *, claims: ClaimLookup | None = None
+) -> PlacementNeeds:
     """What the workload ``obj`` needs from a cluster, from the manifest alone (see module doc).
+    ``claims``: the ResourceClaimTemplates its pods name (DRA devices count in each pod's
+    requests, whole GPUs in ``gpus``; see :func:`~workload_map.resolve.resolver.resolve`).
     Raises only :class:`~workload_map.errors.WorkloadMapError` subclasses."""
     cd = as_compiled(definition)
-    w = resolve(cd, obj)
+    w = resolve(cd, obj, claims=claims)
     s = StructureSummary.of(cd)
     return PlacementNeeds(
         definition=cd.name,

@@ -16,12 +16,13 @@ from workload_map.model.definition import Karta
 from workload_map.resolve._fast import build
 from workload_map.resolve._support import ResolveFieldError, jq_type
 from workload_map.resolve.compiled import CompiledComponent, CompiledDefinition, compile_definition
+from workload_map.resolve.dra import ClaimContext, ClaimLookup
 from workload_map.resolve.extract import instance_ids, scales, specs
 from workload_map.resolve.resources import (
     EMPTY_TOTALS,
     ResourceTotals,
-    fragmented_totals,
-    pod_spec_totals,
+    fragmented_totals_and_shared,
+    pod_spec_totals_and_shared,
     sum_totals,
 )
 from workload_map.resolve.status import evaluate_status
@@ -63,8 +64,14 @@ def as_compiled(definition: Karta | CompiledDefinition) -> CompiledDefinition:
     raise ResolveError(f"definition must be a Karta or a CompiledDefinition, got {type(definition).__name__}")
 
 
-def resolve(definition: Karta | CompiledDefinition, obj: WorkloadObject) -> Workload:
+def resolve(
+    definition: Karta | CompiledDefinition, obj: WorkloadObject, *, claims: ClaimLookup | None = None
+) -> Workload:
     """Resolve ``obj`` (a dict, or JSON text/bytes) through ``definition``.
+
+    ``claims`` finds the ResourceClaimTemplates and ResourceClaims the pod specs name (DRA,
+    :mod:`workload_map.resolve.dra`): their devices count in the resources, whole GPUs in
+    ``gpus``. Without it claims are only named (``claims``), their devices unknown.
 
     Returns the :class:`~workload_map.resolve.types.Workload`: components with their instances,
     scales, extracted specs and requested resources, the tree scoped per instance, and the
@@ -76,8 +83,13 @@ def resolve(definition: Karta | CompiledDefinition, obj: WorkloadObject) -> Work
     """
     compiled = as_compiled(definition)
     data = load_object(obj)
+    meta = data.get("metadata")
+    namespace = meta.get("namespace") if isinstance(meta, dict) else None
+    dra = (
+        ClaimContext(claims, namespace if isinstance(namespace, str) else "") if claims is not None else None
+    )
     try:
-        return _resolve(compiled, data)
+        return _resolve(compiled, data, dra)
     except WorkloadMapError:
         raise
     except Exception as exc:  # a bug must still surface as one of ours, with context
@@ -112,16 +124,21 @@ def resolve_many(definition: Karta | CompiledDefinition, objects: list[WorkloadO
 # --- internals ------------------------------------------------------------------------------
 
 
-def _pod_totals(comp: CompiledComponent, spec: ExtractedSpec) -> ResourceTotals:
+def _pod_totals(spec: ExtractedSpec, dra: ClaimContext | None) -> tuple[ResourceTotals, ResourceTotals]:
+    """(one pod's resources, the devices of the named claims its pods share)."""
     if spec.pod_template is not None or spec.pod_spec is not None:
-        return pod_spec_totals(spec.effective_pod_spec)
+        return pod_spec_totals_and_shared(spec.effective_pod_spec, dra)
     frag = spec.fragmented
     if frag is not None:
-        return fragmented_totals(frag.containers, frag.container, frag.resources, frag.resource_claims)
-    return EMPTY_TOTALS
+        return fragmented_totals_and_shared(
+            frag.containers, frag.container, frag.resources, frag.resource_claims, dra
+        )
+    return EMPTY_TOTALS, EMPTY_TOTALS
 
 
-def _component(compiled: CompiledDefinition, comp: CompiledComponent, data: dict[str, Any]) -> Component:
+def _component(
+    compiled: CompiledDefinition, comp: CompiledComponent, data: dict[str, Any], dra: ClaimContext | None
+) -> Component:
     dname = compiled.name
     ids = instance_ids(comp, dname, data)
     extracted = specs(comp, dname, data, ids)
@@ -133,11 +150,13 @@ def _component(compiled: CompiledDefinition, comp: CompiledComponent, data: dict
         scale = scale_list[i]
         if pod_bearing:
             try:
-                per_pod = _pod_totals(comp, spec)
+                per_pod, shared = _pod_totals(spec, dra)
             except ResolveError as exc:
                 where = f"instance {iid!r} resources" if iid else "resources"
                 raise ResolveFieldError(dname, comp.name, where, str(exc)) from exc
             total = per_pod.times(scale.desired)
+            if shared is not EMPTY_TOTALS and scale.desired:
+                total = total + shared  # one claim for every pod that names it
         else:
             per_pod = total = EMPTY_TOTALS
         instances.append(
@@ -172,10 +191,10 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _resolve(compiled: CompiledDefinition, data: dict[str, Any]) -> Workload:
+def _resolve(compiled: CompiledDefinition, data: dict[str, Any], dra: ClaimContext | None) -> Workload:
     components: dict[str, Component] = {}
     for comp in compiled.components.values():
-        components[comp.name] = _component(compiled, comp, data)
+        components[comp.name] = _component(compiled, comp, data, dra)
     # Tree scoping is checked now (so a bad shape fails here); the nodes are built on first use.
     for resolved in components.values():
         if len(resolved.instances) != 1:

@@ -26,6 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from workload_map.resolve._fast import build
+from workload_map.resolve.dra import ClaimContext, gpus_of
 from workload_map.resolve.quantity import (
     NANO,
     format_binary,
@@ -57,9 +58,12 @@ class ResourceTotals:
     ``cpu_millis`` is millicores, ``memory_bytes`` bytes (both rounded up per pod).
     ``extended`` maps every other resource name (``nvidia.com/gpu``, ``amd.com/gpu``,
     ``nvidia.com/mig-1g.5gb``, ``ephemeral-storage``, ``hugepages-2Mi``...) to an integer
-    (rounded up). ``gpus`` is ``nvidia.com/gpu + amd.com/gpu``. ``claims`` counts DRA resource
+    (rounded up). ``gpus`` is ``nvidia.com/gpu + amd.com/gpu`` plus the whole GPUs requested
+    through DRA claims (:mod:`workload_map.resolve.dra`). ``claims`` counts DRA resource
     claims by the template name (``resourceClaimTemplateName``), else the claim name
     (``resourceClaimName``), else the pod's claim entry name: one per pod that references it.
+    ``devices`` maps each DRA device class to the devices its claims request (known when the
+    templates and claims were given to the resolver).
     """
 
     cpu_millis: int = 0
@@ -67,10 +71,13 @@ class ResourceTotals:
     gpus: int = 0
     extended: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
     claims: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+    devices: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
 
     @property
     def is_empty(self) -> bool:
-        return not (self.cpu_millis or self.memory_bytes or self.gpus or self.extended or self.claims)
+        return not (
+            self.cpu_millis or self.memory_bytes or self.gpus or self.extended or self.claims or self.devices
+        )
 
     def __add__(self, other: ResourceTotals) -> ResourceTotals:
         if not isinstance(other, ResourceTotals):
@@ -94,6 +101,9 @@ class ResourceTotals:
                 else _EMPTY,
                 "claims": MappingProxyType({k: v * n for k, v in self.claims.items()})
                 if self.claims
+                else _EMPTY,
+                "devices": MappingProxyType({k: v * n for k, v in self.devices.items()})
+                if self.devices
                 else _EMPTY,
             },
         )
@@ -123,10 +133,20 @@ class ResourceTotals:
             "gpus": saturate(self.gpus),
             "extended": {k: saturate(v) for k, v in self.extended.items()},
             "claims": {k: saturate(v) for k, v in self.claims.items()},
+            "devices": {k: saturate(v) for k, v in self.devices.items()},
         }
 
 
 EMPTY_TOTALS = ResourceTotals()
+
+
+def _merged(acc: dict[str, int] | None, add: Mapping[str, int]) -> dict[str, int]:
+    """``acc`` (a fresh copy of ``add`` when None) with ``add`` summed into it."""
+    if acc is None:
+        return dict(add)
+    for k, v in add.items():
+        acc[k] = acc.get(k, 0) + v
+    return acc
 
 
 def sum_totals(items: Iterable[ResourceTotals]) -> ResourceTotals:
@@ -134,6 +154,7 @@ def sum_totals(items: Iterable[ResourceTotals]) -> ResourceTotals:
     cpu = memory = gpus = 0
     extended: dict[str, int] | None = None
     claims: dict[str, int] | None = None
+    devices: dict[str, int] | None = None
     last = EMPTY_TOTALS
     count = 0
     for item in items:
@@ -145,17 +166,11 @@ def sum_totals(items: Iterable[ResourceTotals]) -> ResourceTotals:
         memory += item.memory_bytes
         gpus += item.gpus
         if item.extended:
-            if extended is None:
-                extended = dict(item.extended)
-            else:
-                for k, v in item.extended.items():
-                    extended[k] = extended.get(k, 0) + v
+            extended = _merged(extended, item.extended)
         if item.claims:
-            if claims is None:
-                claims = dict(item.claims)
-            else:
-                for k, v in item.claims.items():
-                    claims[k] = claims.get(k, 0) + v
+            claims = _merged(claims, item.claims)
+        if item.devices:
+            devices = _merged(devices, item.devices)
     if count <= 1:
         return last
     return build(
@@ -166,6 +181,7 @@ def sum_totals(items: Iterable[ResourceTotals]) -> ResourceTotals:
             "gpus": gpus,
             "extended": MappingProxyType(extended) if extended else _EMPTY,
             "claims": MappingProxyType(claims) if claims else _EMPTY,
+            "devices": MappingProxyType(devices) if devices else _EMPTY,
         },
     )
 
@@ -378,9 +394,12 @@ def container_claim_names(containers: Iterable[Any]) -> dict[str, int]:
     return out
 
 
-def to_totals(reqs: Mapping[str, int], claims: Mapping[str, int] | None = None) -> ResourceTotals:
-    """Round exact per-pod requests into a :class:`ResourceTotals`."""
-    if not reqs and not claims:
+def to_totals(
+    reqs: Mapping[str, int], claims: Mapping[str, int] | None = None, devices: Mapping[str, int] | None = None
+) -> ResourceTotals:
+    """Round exact per-pod requests into a :class:`ResourceTotals` (``devices``: DRA device
+    class -> devices, whole GPUs among them added to ``gpus``)."""
+    if not reqs and not claims and not devices:
         return EMPTY_TOTALS
     cpu = 0
     memory = 0
@@ -393,6 +412,8 @@ def to_totals(reqs: Mapping[str, int], claims: Mapping[str, int] | None = None) 
         else:
             extended[name] = -(-nanos // NANO) if nanos >= 0 else to_units(nanos)
     gpus = extended.get("nvidia.com/gpu", 0) + extended.get("amd.com/gpu", 0) if extended else 0
+    if devices:
+        gpus += gpus_of(devices)
     return build(
         ResourceTotals,
         {
@@ -401,28 +422,53 @@ def to_totals(reqs: Mapping[str, int], claims: Mapping[str, int] | None = None) 
             "gpus": gpus,
             "extended": MappingProxyType(extended) if extended else _EMPTY,
             "claims": MappingProxyType(dict(claims)) if claims else _EMPTY,
+            "devices": MappingProxyType(dict(devices)) if devices else _EMPTY,
         },
     )
 
 
-def pod_spec_totals(pod_spec: Any) -> ResourceTotals:
-    """Per-pod :class:`ResourceTotals` of a PodSpec (requests plus DRA claims)."""
+def devices_totals(devices: Mapping[str, int]) -> ResourceTotals:
+    """:class:`ResourceTotals` of DRA devices alone (a claim shared by pods, counted once)."""
+    return to_totals({}, None, devices) if devices else EMPTY_TOTALS
+
+
+def pod_spec_totals(pod_spec: Any, dra: ClaimContext | None = None) -> ResourceTotals:
+    """Per-pod :class:`ResourceTotals` of a PodSpec (requests plus DRA claims; with ``dra``,
+    the devices of the templates the pod gets its own claims from)."""
+    return pod_spec_totals_and_shared(pod_spec, dra)[0]
+
+
+def pod_spec_totals_and_shared(
+    pod_spec: Any, dra: ClaimContext | None = None
+) -> tuple[ResourceTotals, ResourceTotals]:
+    """(per pod, shared): one pod's :class:`ResourceTotals` and the devices of the named claims
+    it shares with every other pod naming them (counted once, not per pod)."""
     if pod_spec.__class__ is not dict:
-        return EMPTY_TOTALS
+        return EMPTY_TOTALS, EMPTY_TOTALS
     container_claims: dict[str, int] = {}
     reqs = pod_spec_requests(pod_spec, container_claims)
     pod_claims = pod_spec.get("resourceClaims")
     claims = claim_names(pod_claims) if pod_claims else None
-    return to_totals(reqs, claims or container_claims)
+    own, shared = dra.pod_devices(pod_claims) if dra is not None and pod_claims else ({}, {})
+    return to_totals(reqs, claims or container_claims, own), devices_totals(shared)
 
 
 def fragmented_totals(
-    containers: Any, container: Any, resources: Any, resource_claims: Any
+    containers: Any, container: Any, resources: Any, resource_claims: Any, dra: ClaimContext | None = None
 ) -> ResourceTotals:
     """Per-replica :class:`ResourceTotals` of a fragmented spec."""
+    return fragmented_totals_and_shared(containers, container, resources, resource_claims, dra)[0]
+
+
+def fragmented_totals_and_shared(
+    containers: Any, container: Any, resources: Any, resource_claims: Any, dra: ClaimContext | None = None
+) -> tuple[ResourceTotals, ResourceTotals]:
+    """(per replica, shared) :class:`ResourceTotals` of a fragmented spec."""
     claims = claim_names(resource_claims)
     if not claims:
         claims = container_claim_names([*_as_list(containers), container])
         if not claims and isinstance(resources, dict):
             claims = container_claim_names([{"resources": resources}])
-    return to_totals(fragmented_requests(containers, container, resources), claims)
+    own, shared = dra.pod_devices(resource_claims) if dra is not None and resource_claims else ({}, {})
+    per = to_totals(fragmented_requests(containers, container, resources), claims, own)
+    return per, devices_totals(shared)

@@ -18,7 +18,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -652,8 +652,9 @@ class Api:
 
     # gangs and placement
     def pod_group(self, request: Request) -> JSON:
-        from workload_map.cluster.owners import make_owner_lookup
+        from workload_map.cluster.owners import make_owner_lookup, make_pod_lister
         from workload_map.live import kai_pod_group, pod_group_document
+        from workload_map.resolve.gang_expressions import MAX_SELECTED_PODS
 
         user = self.user(request)
         ns, pod = request.path_params["namespace"], request.path_params["name"]
@@ -676,8 +677,15 @@ class Api:
                 )
             return owners(namespace, api_version, kind, name)
 
+        pods_of = make_pod_lister(client, MAX_SELECTED_PODS)
+
+        def list_pods(namespace: str, labels: Mapping[str, str]) -> Sequence[Mapping[str, Any]]:
+            # The pods a native grouper reads (MPIJob launchers): the caller must be allowed too.
+            self.authz.require(user, "list", group="", resource="pods", namespace=namespace)
+            return pods_of(namespace, labels)
+
         try:
-            answer = kai_pod_group(pod_obj, lookup, self.state.definitions())
+            answer = kai_pod_group(pod_obj, lookup, self.state.definitions(), list_pods=list_pods)
         except ClusterError as exc:
             raise from_cluster_error(exc, f"owners of pod {ns}/{pod}") from exc
         except WorkloadMapError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,13 +22,31 @@ def to_json(data: Any) -> str:
 
 
 def to_yaml(data: Any) -> str:
+    """Block YAML in view order; a string with line breaks is a literal block (``|``, ``|-``)
+    as kubectl prints one, not a quoted scalar with a blank line between its lines."""
     import yaml
 
-    dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     text: str = yaml.dump(
-        data, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1_000_000
+        data, Dumper=_dumper(), sort_keys=False, default_flow_style=False, allow_unicode=True, width=1_000_000
     )
     return text
+
+
+@functools.cache
+def _dumper() -> Any:
+    import yaml
+
+    base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+    def represent_str(dumper: Any, value: str) -> Any:
+        # The emitter falls back to a double-quoted scalar (escapes, one line) when a literal
+        # block cannot hold the text (trailing spaces, control characters).
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    dumper: Any = type("ViewDumper", (base,), {})
+    dumper.add_representer(str, represent_str)
+    return dumper
 
 
 def dump(data: Any, fmt: str) -> str:

@@ -16,11 +16,19 @@ import httpx
 import pytest
 import yaml
 
+from tests.cli.helpers import jobset
 from tests.server.ui.conftest import ServeProcess
 from tests.server.ui.helpers import UI, check_screenshot
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient
-from tests.support.seed import SCHEDULING, stuck_deployment, stuck_events
+from tests.support.seed import (
+    SCHEDULING,
+    create_jobset_tree,
+    job_for,
+    running_status,
+    stuck_deployment,
+    stuck_events,
+)
 from tests.support.seed_catalog import seed_catalog_type
 
 pytestmark = pytest.mark.cluster
@@ -141,6 +149,44 @@ def test_workload_page_says_why_and_shows_yaml(
     )
     assert ui.texts("#node-ready") == ["Ready"]
     check_screenshot(ui.screenshot("node"))
+
+
+def test_a_running_workload_with_a_crashing_pod_shows_the_problem(
+    ui: UI, kube: KubeTestClient, cluster: TestCluster
+) -> None:
+    """Issue 24: the green Running chip alone hid a pod in CrashLoopBackOff that `wmap describe`
+    explains. The JobSet controller still says Running (each replicated job has an active Job);
+    the page adds a warning chip naming the pods' state, the list a not-ready chip, and a
+    healthy workload gets neither."""
+    ns = kube.create_namespace("wmap-crash")
+    roles = (("leader", 1), ("workers", 2))
+    crashy = kube.create(jobset("crashy", ns, roles, gpus=1))
+    for role, replicas in roles:
+        for i in range(replicas):
+            job = kube.create(job_for(crashy, role, i))
+            crash = role == "workers" and i == 1
+            kube.make_pod(f"{job['metadata']['name']}-pod", ns, owner=job, labels=job["metadata"]["labels"],
+                          gpus=1, node="node-a", ready=not crash,
+                          container_reason="CrashLoopBackOff" if crash else None, restarts=7 if crash else 0)  # fmt: skip
+    kube.set_status(crashy, {"replicatedJobsStatus": [
+        {"name": "leader", "active": 1, "ready": 1, "failed": 0, "succeeded": 0, "suspended": 0},
+        {"name": "workers", "active": 2, "ready": 1, "failed": 0, "succeeded": 0, "suspended": 0},
+    ]})  # fmt: skip
+    healthy, _ = create_jobset_tree(kube, "healthy", ns, roles, gpus=1)
+    kube.set_status(healthy, running_status(roles))
+
+    ui.open(f"/workload/{ns}/jobset-x-k8s-io-jobset-v1alpha2/crashy", cluster.token("admin"))
+    chip = ui.wait(lambda: ui.texts(".detail-head [data-attention]"), "attention chip")
+    assert chip == ["1 pod CrashLoopBackOff"]
+    assert ui.texts(".detail-head .chips [data-phase]") == ["Running"]
+    assert "CrashLoopBackOff" in " ".join(ui.texts("#waiting-on li"))
+
+    ui.open(f"/workloads?namespace={ns}", cluster.token("admin"))
+    ui.wait(lambda: ui.js("return document.getElementById('main').dataset.total") == "2", "both rows")
+    flags = ui.js(
+        "return Object.fromEntries([...document.querySelectorAll('#workloads-table tbody tr[data-key]')].map(r => [r.cells[0].textContent, [...r.querySelectorAll('[data-attention]')].map(e => e.textContent)]))"
+    )
+    assert flags == {"crashy": ["1 not ready"], "healthy": []}
 
 
 def test_list_shows_whole_kind_names_and_the_namespace_picker(

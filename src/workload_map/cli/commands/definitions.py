@@ -85,6 +85,9 @@ def command(
     try:
         defs = session.definitions()
         entries = list(defs.entries)
+        missing = session.missing_definitions_note()
+        if missing:  # this listing is where the cluster's own definitions are looked for
+            state.warn(missing)
     finally:
         session.close()
 

@@ -179,12 +179,14 @@ def _emit(view: Any, fmt: str, pod_limit: int, component_limit: int) -> None:
 def _file_mode(session: Session, path: str, fmt: str, pod_limit: int, component_limit: int) -> None:
     from workload_map.errors import WorkloadMapError
     from workload_map.resolve import compile_definition, resolve
+    from workload_map.resolve.dra import objects_lookup
     from workload_map.views.model import build_describe
 
-    obj = read_manifest(path)
+    companions: list[dict[str, Any]] = []
+    obj = read_manifest(path, companions)
     entry = manifest_entry(session, obj, fmt)
     try:
-        workload = resolve(compile_definition(entry.karta), obj)
+        workload = resolve(compile_definition(entry.karta), obj, claims=objects_lookup(companions))
         view = build_describe(workload, obj, definition=entry.name, origin=entry.origin, file_mode=True)
     except WorkloadMapError as exc:
         name = (obj.get("metadata") or {}).get("name") or ""
@@ -212,7 +214,7 @@ def _live(
     early_pods, early_events = _prefetch_namespace(session, namespace, show_events)
     try:
         rt = session.resolve_type(token)
-    except NoDefinitionError:
+    except NoDefinitionError as exc:
         if generic:
             from workload_map.cli.cost import describe_with_cost
             from workload_map.cli.generic import generic_detail
@@ -226,7 +228,9 @@ def _live(
             return
         if fmt in ("json", "yaml"):
             echo_no_definition(fmt, token=token)
-        raise
+        from workload_map.cli.common import with_generic_hint
+
+        raise with_generic_hint(session, exc, f"wmap describe {token}/{name}") from None
     res = rt.resource
     if res is None:
         raise WorkloadNotFoundError(f"{rt.kind} is not installed in this cluster")
@@ -268,7 +272,9 @@ def _live(
         return lookups[-1]
 
     try:
-        view = describe_live(compile_definition(rt.entry.karta), rt.entry, obj, pods, lookup, events)
+        view = describe_live(
+            compile_definition(rt.entry.karta), rt.entry, obj, pods, lookup, events, session.claims()
+        )
     except WorkloadMapError as exc:
         raise CommandError(f'describe {rt.kind} "{name}": {exc}') from exc
     denied = sorted({r for lk in lookups for r in lk.denied_resources()})

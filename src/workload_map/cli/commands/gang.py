@@ -89,13 +89,22 @@ def command(
         fmt = resolve_output(state, FORMATS)
         policy = plan_options(queue, priority_class, schedule_timeout)
         if filename is not None:
+            from workload_map.resolve.dra import objects_lookup
+
             entry, obj, existing, values = _from_file(session, filename, token, name)
+            claims = objects_lookup(existing)
         else:
             entry, obj, values = _live(session, token, name)
             existing = None
+            claims = session.claims()
         try:
             answer = gang_objects(
-                entry, obj, scheduler, policy, render_options(scheduler_name, disruption_mode, values)
+                entry,
+                obj,
+                scheduler,
+                policy,
+                render_options(scheduler_name, disruption_mode, values),
+                claims,
             )
         except WorkloadMapError as exc:
             raise CommandError(f'gang {obj.get("kind")} "{name}": {exc}') from exc

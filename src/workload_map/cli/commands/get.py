@@ -31,6 +31,7 @@ from workload_map.cli.common import (
     output_option,
     resolve_output,
     split_type_name,
+    with_generic_hint,
 )
 from workload_map.cli.completion_support import complete_phase, complete_type_or_name
 from workload_map.cli.cost import prometheus_options
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from workload_map.cluster.discovery import APIResource
     from workload_map.definitions_source import DefinitionEntry
     from workload_map.resolve.compiled import CompiledDefinition
+    from workload_map.resolve.dra import ClaimLookup
     from workload_map.resolve.pods import PodAttribution
     from workload_map.resolve.types import Workload
     from workload_map.views.jsonpath import Template
@@ -88,16 +90,22 @@ def _compiled(entry: DefinitionEntry) -> CompiledDefinition:
 
 
 def _row(
-    entry: DefinitionEntry, compiled: CompiledDefinition, obj: dict[str, Any], state: State, keep: bool
+    entry: DefinitionEntry,
+    compiled: CompiledDefinition,
+    obj: dict[str, Any],
+    state: State,
+    keep: bool,
+    claims: ClaimLookup | None = None,
 ) -> Row:
-    """The row of one workload; one that cannot be resolved is a row marked with its error."""
+    """The row of one workload; one that cannot be resolved is a row marked with its error.
+    ``claims`` reads the DRA claims its pods name (their GPUs count)."""
     from workload_map.errors import DefinitionQuarantinedError, WorkloadMapError
     from workload_map.resolve import resolve
     from workload_map.views.model import build_view, error_view
 
     quarantine = state.quarantine()
     try:
-        workload = quarantine.run(entry.name, lambda: resolve(compiled, obj))
+        workload = quarantine.run(entry.name, lambda: resolve(compiled, obj, claims=claims))
     except WorkloadMapError as exc:
         meta = obj.get("metadata") or {}
         refused = isinstance(exc, DefinitionQuarantinedError)
@@ -170,7 +178,7 @@ def _list_type(
         except ForbiddenError as exc:
             raise CommandError(f"not allowed to read {rt.kind}: {exc}") from exc
         sink["resourceVersion"] = str((obj.get("metadata") or {}).get("resourceVersion") or "")
-        row = _row(rt.entry, compiled, obj, state, keep)
+        row = _row(rt.entry, compiled, obj, state, keep, session.claims())
         if not phases or phases & set(row.view.phases):
             rows.append(row)
         return rows
@@ -180,7 +188,7 @@ def _list_type(
                 # list items carry no apiVersion/kind
                 obj.setdefault("apiVersion", res.group_version)
                 obj.setdefault("kind", res.kind)
-                row = _row(rt.entry, compiled, obj, state, keep)
+                row = _row(rt.entry, compiled, obj, state, keep, session.claims())
                 if not phases or phases & set(row.view.phases):
                     rows.append(row)
     except ForbiddenError as exc:
@@ -271,12 +279,16 @@ def _sort(rows: list[Row], by: Sequence[str | int] = ()) -> list[Row]:
 
 
 def _with_pods(
-    compiled: CompiledDefinition, obj: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]
+    compiled: CompiledDefinition,
+    obj: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]],
+    claims: ClaimLookup | None = None,
 ) -> tuple[Workload, PodAttribution]:
     from workload_map.resolve import resolve
     from workload_map.resolve.pods import attribute_pods
 
-    return resolve(compiled, obj), attribute_pods(compiled, obj, pods, check_ownership=False)
+    workload = resolve(compiled, obj, claims=claims)
+    return workload, attribute_pods(compiled, obj, pods, check_ownership=False)
 
 
 def _add_pods(session: Session, rows: list[Row], all_namespaces: bool, namespace: str) -> list[Row]:
@@ -311,7 +323,9 @@ def _add_pods(session: Session, rows: list[Row], all_namespaces: bool, namespace
         if r.obj is None or r.compiled is None or r.view.uid is None or r.view.error is not None:
             out.append(r)
             continue
-        evaluate = functools.partial(_with_pods, r.compiled, r.obj, by_uid.get(r.view.uid, []))
+        evaluate = functools.partial(
+            _with_pods, r.compiled, r.obj, by_uid.get(r.view.uid, []), session.claims()
+        )
         try:
             workload, attribution = session.state.quarantine().run(r.view.definition, evaluate)
         except WorkloadMapError as exc:
@@ -732,7 +746,7 @@ def _watch(
             if isinstance(item, BaseException):
                 raise item
             event, target, obj = item
-            row = _row(target.rt.entry, compiled[id(target)], obj, session.state, False)
+            row = _row(target.rt.entry, compiled[id(target)], obj, session.state, False, session.claims())
             if phases and not phases & set(row.view.phases):
                 continue
             if keep is not None and not keep(row):
@@ -1023,7 +1037,7 @@ def _run(
     else:
         try:
             types = _types_given(session, token)
-        except NoDefinitionError:
+        except NoDefinitionError as exc:
             if table.generic and "," not in token and name is None and not watch:
                 from workload_map.cli.generic import generic_rows
 
@@ -1051,6 +1065,8 @@ def _run(
                 return
             if fmt in ("json", "yaml"):
                 echo_no_definition(fmt, token=token)
+            if name is None and not watch:
+                raise with_generic_hint(session, exc, f"wmap get {token}") from None
             raise
         show_type = len(types) > 1
         labels = {}

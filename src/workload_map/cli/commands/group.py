@@ -14,8 +14,8 @@ documents), so no cluster is needed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,9 +26,13 @@ from workload_map.cli.errors import CommandError, WorkloadNotFoundError
 from workload_map.cli.gangs import policy_options, scheduler_option
 from workload_map.cli.main import get_state
 
+if TYPE_CHECKING:
+    from workload_map.resolve.dra import ClaimLookup
+
 FORMATS = ("table", "json", "yaml")
 
 _Lookup = Callable[[str, str, str, str], Mapping[str, Any] | None]
+PodLister = Callable[[str, Mapping[str, str]], Sequence[Mapping[str, Any]]]
 
 
 @click.command(
@@ -79,7 +83,7 @@ def command(
         fmt = resolve_output(state, FORMATS)
         if filename is not None:
             ns = str(state.conn.get("namespace") or "")
-            pod_obj, lookup, exists, values = _from_file(filename, pod, ns)
+            pod_obj, lookup, exists, list_pods, values, claims = _from_file(filename, pod, ns)
             defs = session.definitions(cluster=False)
         else:
             ns = session.namespace()
@@ -91,11 +95,14 @@ def command(
             except ForbiddenError as exc:
                 raise CommandError(f"not allowed to read Pod: {exc}") from exc
             from workload_map.cli.gangs import live_priority_values
-            from workload_map.cluster.owners import make_owner_lookup
+            from workload_map.cluster.owners import make_owner_lookup, make_pod_lister
+            from workload_map.resolve.gang_expressions import MAX_SELECTED_PODS
 
             lookup = make_owner_lookup(client, session.discovery())
             exists = _live_priority_classes(client)
+            list_pods = make_pod_lister(client, MAX_SELECTED_PODS)
             values = live_priority_values(client)
+            claims = session.claims()
             defs = session.definitions()
         if scheduler != "kai":
             _other_scheduler(
@@ -108,10 +115,11 @@ def command(
                 (queue, priority_class, schedule_timeout),
                 (scheduler_name, disruption_mode),
                 values,
+                claims,
             )
             return
         try:
-            answer = kai_pod_group(pod_obj, lookup, defs, priority_class_exists=exists)
+            answer = kai_pod_group(pod_obj, lookup, defs, priority_class_exists=exists, list_pods=list_pods)
         except WorkloadMapError as exc:
             raise CommandError(f'group Pod "{pod}": {exc}') from exc
         if fmt in ("json", "yaml"):
@@ -134,6 +142,7 @@ def _other_scheduler(
     policy: tuple[str | None, str | None, int | None],
     rendering: tuple[str | None, str | None],
     values: Callable[[str], int | None],
+    claims: ClaimLookup,
 ) -> None:
     """The object of ``scheduler`` the pod joins, from its workload's gang plan."""
     from workload_map.cli.gangs import plan_options, render_options
@@ -148,6 +157,7 @@ def _other_scheduler(
             scheduler,
             plan_options(*policy),
             render_options(rendering[0], rendering[1], values),
+            claims,
         )
     except WorkloadMapError as exc:
         raise CommandError(f'group Pod "{pod}": {exc}') from exc
@@ -204,12 +214,15 @@ def _scheduler_table(found: Any) -> str:
 
 def _from_file(
     path: str, pod: str, namespace: str
-) -> tuple[Mapping[str, Any], _Lookup, Callable[[str], bool], Callable[[str], int | None]]:
+) -> tuple[
+    Mapping[str, Any], _Lookup, Callable[[str], bool], PodLister, Callable[[str], int | None], ClaimLookup
+]:
     """The pod named ``pod`` (in ``namespace`` when given), an owner lookup over the file's
-    objects, a PriorityClass check (every name exists when the file lists none) and the values of
-    the file's PriorityClasses."""
+    objects, a PriorityClass check (every name exists when the file lists none), the file's pods
+    as a lister (what KAI would list: the MPIJob launcher pods, as the file holds them), the
+    values of the file's PriorityClasses and its DRA claims and templates."""
     from workload_map.cli.live import read_objects
-    from workload_map.kube.objects import name_of, namespace_of
+    from workload_map.kube.objects import has_labels, name_of, namespace_of
     from workload_map.kube.owners import lookup_in
 
     objects = read_objects(path)
@@ -238,9 +251,15 @@ def _from_file(
     def exists(name: str) -> bool:
         return not classes or name in classes
 
-    from workload_map.cli.gangs import priority_values_in
+    all_pods = [o for o in objects if o.get("kind") == "Pod" and str(o.get("apiVersion")) == "v1"]
 
-    return pods[0], lookup, exists, priority_values_in(list(objects))
+    def list_pods(ns: str, labels: Mapping[str, str]) -> Sequence[Mapping[str, Any]]:
+        return [p for p in all_pods if namespace_of(p) == ns and has_labels(p, labels)]
+
+    from workload_map.cli.gangs import priority_values_in
+    from workload_map.resolve.dra import objects_lookup
+
+    return pods[0], lookup, exists, list_pods, priority_values_in(list(objects)), objects_lookup(objects)
 
 
 def _live_priority_classes(client: Any) -> Callable[[str], bool]:

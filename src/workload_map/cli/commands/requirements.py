@@ -15,8 +15,10 @@ must be tolerated, ``nodeSelector`` and required node affinity must match. A con
 every gang's minimum pods are placed; otherwise each gang says why, per component instance and
 counted per node (``2 of 4 pods placed; 2 of replicatedjob/workers: 3 nodes excluded by taint
 nvidia.com/gpu=present:NoSchedule, 1 by nodeSelector``). Not modelled: inter-pod affinity,
-topology spread, DRA claims, and pods that other schedulers will place meanwhile; the answer is
-a capacity check, not a scheduling promise.
+topology spread, DRA devices on nodes (ResourceSlices), and pods that other schedulers will place
+meanwhile; the answer is a capacity check, not a scheduling promise. GPUs the pods request
+through DRA claim templates count in the needs when the file carries the templates beside the
+workload (docs/library.md).
 """
 
 from __future__ import annotations
@@ -107,10 +109,13 @@ def command(file: str, fit: tuple[str, ...]) -> None:
     session = Session(state)
     try:
         fmt = resolve_output(state, FORMATS)
-        obj = read_manifest(file)
+        from workload_map.resolve.dra import objects_lookup
+
+        companions: list[dict[str, Any]] = []
+        obj = read_manifest(file, companions)
         entry = manifest_entry(session, obj, fmt)
         try:
-            needs = placement_needs(entry.karta, obj)
+            needs = placement_needs(entry.karta, obj, claims=objects_lookup(companions))
         except WorkloadMapError as exc:
             raise CommandError(
                 f'requirements {obj["kind"]} "{(obj.get("metadata") or {}).get("name")}": {exc}'

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from workload_map import messages
+from workload_map.cli import exit_codes
 from workload_map.cli.common import Session, connection_options
 from workload_map.cli.cost import prometheus_options
 from workload_map.cli.errors import CommandError
@@ -71,6 +73,7 @@ def command(
       wmap serve --local                      # http://127.0.0.1:8080, as you
       wmap serve --listen :8080 --enable-writes --tls-cert c.pem --tls-key k.pem
     """
+    _require_server_extra()
     if bool(tls_cert) != bool(tls_key):
         raise click.UsageError("--tls-cert and --tls-key go together")
     host, port = _split_listen(listen)
@@ -89,10 +92,8 @@ def command(
         from workload_map.server.app import ServerSettings, create_app
         from workload_map.server.limits import uvicorn_options
         from workload_map.server.state import ClusterState
-    except ImportError as exc:
-        raise CommandError(
-            f"wmap serve needs the server extra ({exc.name} is missing): pip install 'workload-map[server]'"
-        ) from exc
+    except ImportError as exc:  # installed but broken: the same advice
+        raise _extra_missing([exc.name or str(exc)]) from exc
     import logging
 
     from workload_map.logs import configure_logging
@@ -139,6 +140,70 @@ def command(
         )
     )
     server.run(sockets=[listener])
+
+
+#: The [server] extra's modules (pyproject.toml's optional-dependencies.server).
+SERVER_MODULES = ("starlette", "uvicorn")
+DISTRIBUTION = "workload-map"
+EXTRA = "server"
+
+
+def _require_server_extra() -> None:
+    """Refuse, before anything else, to serve without the [server] extra (a usage error: the
+    install, not the program, lacks something)."""
+    import importlib.util
+
+    missing = [name for name in SERVER_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise _extra_missing(missing)
+
+
+def _extra_missing(missing: list[str]) -> CommandError:
+    from workload_map import __version__
+
+    return CommandError(
+        messages.server_extra_missing(missing, _reinstall_arguments(), _extra_requirements(), __version__),
+        exit_codes.USAGE,
+    )
+
+
+def _extra_requirements() -> list[str]:
+    """The extra's requirements as the installed metadata lists them (``starlette>=0.37``...)."""
+    from importlib import metadata
+
+    try:
+        requires = metadata.requires(DISTRIBUTION) or []
+    except metadata.PackageNotFoundError:
+        requires = []
+    found = [
+        r.split(";", 1)[0].strip()
+        for r in requires
+        if ";" in r and f'extra == "{EXTRA}"' in r.split(";", 1)[1].replace("'", '"')
+    ]
+    return found or list(SERVER_MODULES)
+
+
+def _reinstall_arguments() -> str | None:
+    """pip's arguments that install this same source again with the extra, from the
+    ``direct_url.json`` pip records (PEP 610) for a clone or a wheel file; None when unknown."""
+    import json
+    from importlib import metadata
+    from urllib.parse import unquote, urlparse
+
+    try:
+        text = metadata.distribution(DISTRIBUTION).read_text("direct_url.json")
+        record = json.loads(text) if text else None
+    except (metadata.PackageNotFoundError, ValueError, OSError):
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("url"), str):
+        return None
+    url = urlparse(record["url"])
+    if url.scheme != "file" or not url.path:
+        return None
+    target = f"'{unquote(url.path)}[{EXTRA}]'"
+    dir_info = record.get("dir_info")
+    editable = isinstance(dir_info, dict) and dir_info.get("editable") is True
+    return f"-e {target}" if editable else target
 
 
 def _local_user(config: ClusterConfig) -> User:

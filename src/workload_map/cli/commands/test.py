@@ -76,16 +76,19 @@ def _case_files(args: tuple[str, ...]) -> list[Path]:
     type=click.Choice(["agree", "exact", "contains"]),
     default="agree",
     show_default=True,
-    help="Recordings: agree = the phases are the recorded state or an accepted stand-in for it "
-    "(docs/catalog.md); exact = only the recorded state; contains = upstream's rule, the state among them.",
+    help="Recordings: agree = the primary phase is the recorded state (a recording holds one "
+    "judgement per state) or an accepted stand-in for it (docs/new-type.md); other phases matched "
+    "beside it are fine. exact = the phases matched are the recorded state and nothing else. "
+    "contains = upstream's rule, the recorded state is among the phases.",
 )
 @connection_options
 @output_option(FORMATS)
 def command(definition: str, cases: tuple[str, ...], rule: str) -> None:
     """Resolve each case's object with DEFINITION (a Karta file, a definition name or a type
     word) and compare with its expectations: phases, primary phase, replicas per component and
-    instance, pods claimed, GPUs, PodGroups. Upstream recordings (events of STATE) are replayed:
-    the phases matched must agree with each recorded state (--match).
+    instance, pods claimed, GPUs, PodGroups. Recordings (events of STATE: upstream's, or
+    `wmap record`'s) are replayed: each recorded state must agree with the phases matched
+    (--match; by default the primary phase must be the recorded state).
 
     \b
     Examples:

@@ -48,6 +48,49 @@ export function chips(phases) {
   return box;
 }
 
+/** Phases that already say a workload is not healthy: no extra chip needed beside them. */
+const UNHEALTHY = new Set(["Failed", "Degraded"]);
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/**
+ * What a Running workload's phase chip does not show: pods short of ready (a pod in
+ * CrashLoopBackOff while the controller still says Running). From the detail's `waitingOn`
+ * (the pods holding each component, as `wmap describe` lists them) or, in a list row, from the
+ * ready/desired counts. A warning chip (a button running `onclick`, when given), or null when
+ * there is nothing to say.
+ */
+export function attentionChip(v, onclick) {
+  const phases = v.phases || [];
+  if (v.primaryPhase !== "Running" || phases.some((p) => UNHEALTHY.has(p))) return null;
+  let text = "", title = "";
+  if (v.waitingOn) {
+    const statuses = new Map();
+    let missing = 0, more = 0;
+    for (const w of v.waitingOn) {
+      for (const p of w.pods || []) statuses.set(p.status, (statuses.get(p.status) || 0) + 1);
+      missing += w.missingPods || 0;
+      more += w.morePods || 0;
+    }
+    const held = [...statuses.values()].reduce((a, b) => a + b, 0) + more;
+    if (!held && !missing) return null;
+    if (statuses.size === 1 && !more && !missing) {
+      const [[status, n]] = statuses;
+      text = `${plural(n, "pod")} ${status}`;
+    } else {
+      text = held ? `${plural(held, "pod")} not ready` : `${plural(missing, "pod")} not created`;
+    }
+    title = [...[...statuses].map(([s, n]) => `${n} ${s}`), more ? `${more} more not ready` : "",
+      missing ? `${missing} not created` : ""].filter(Boolean).join(", ");
+  } else {
+    const ct = componentTotals(v);
+    if (ct.ready === null || ct.ready >= ct.desired) return null;
+    text = `${ct.desired - ct.ready} not ready`;
+    title = `${ct.ready} of ${ct.desired} pods ready`;
+  }
+  const attrs = { class: "chip tone-warning attention", "data-attention": "", title };
+  return onclick ? h("button", { ...attrs, type: "button", onclick }, text) : h("span", attrs, text);
+}
+
 export function cpuText(millis) {
   if (!millis) return "0";
   return millis % 1000 === 0 ? String(millis / 1000) : `${millis}m`;

@@ -2,7 +2,7 @@
 // nodes), conditions, events, resources table, cost (with a Prometheus), unattributed pods,
 // labels/annotations and YAML.
 import { get, request, stream } from "./api.js";
-import { h, chips, cpuText, memText, age, eventAge, toYaml, debounce } from "./util.js";
+import { h, chips, attentionChip, cpuText, memText, age, eventAge, toYaml, debounce } from "./util.js";
 import { renderGraph } from "./graph.js";
 import { costLoader, costSection } from "./cost.js";
 
@@ -218,6 +218,7 @@ export function mount(root, params) {
       h("div", { class: "detail-head" },
         h("h1", { id: "wl-title" }, `${v.kind}/${v.name}`),
         chips(v.phases),
+        attentionChip(v, () => document.getElementById("why")?.scrollIntoView()),
         h("div", { class: "actions" },
           h("button", { type: "button", id: "btn-suspend", disabled: suspended || !!why, title: why || null, onclick: (e) => act("suspend", e.target) }, "Suspend"),
           h("button", { type: "button", id: "btn-resume", disabled: !suspended || !!why, title: why || null, onclick: (e) => act("resume", e.target) }, "Resume"))),

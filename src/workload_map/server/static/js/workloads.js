@@ -5,7 +5,7 @@
 // browser, sorting is in the browser. Only the rows in view (plus a margin) are in the DOM, so
 // 2,000+ workloads stay fast. The SSE stream then updates rows in place.
 import { get, listAll, stream } from "./api.js";
-import { h, chips, PHASE_ORDER, phaseRank, sortPhases, cpuText, memText, age, componentTotals, workloadKey, debounce } from "./util.js";
+import { h, chips, attentionChip, PHASE_ORDER, phaseRank, sortPhases, cpuText, memText, age, componentTotals, workloadKey, debounce } from "./util.js";
 
 export const title = () => "Workloads";
 
@@ -225,7 +225,7 @@ export function mount(root, params) {
       h("td", { title: v.name }, h("a", { href: workloadHref(v) }, v.name)),
       h("td", { title: `${v.kind} (${v.apiVersion})`, class: "kind" }, v.kind),
       h("td", { title: v.namespace || "" }, v.namespace || "—"),
-      h("td", null, chips(v.phases)),
+      h("td", null, chips(v.phases), attentionChip(v, null)),
       h("td", { class: "num", title: compTitle }, `${ct.ready ?? "–"}/${ct.desired}`),
       h("td", { class: "num" }, String(r.gpus || 0)),
       h("td", { class: "num" }, cpuText(r.cpuMillis || 0)),
