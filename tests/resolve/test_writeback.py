@@ -15,6 +15,7 @@ from workload_map.model.definition import Karta
 from workload_map.resolve.patch import apply_json_patch, apply_merge_patch
 from workload_map.resolve.types import FragmentedPodSpec
 from workload_map.resolve.writeback import (
+    CannotScaleError,
     Change,
     NotAssignableError,
     patch_all_pod_specs,
@@ -589,10 +590,13 @@ def test_scale_writes_the_replicas_path_per_instance_or_for_all() -> None:
 
 def test_scale_refuses_what_it_cannot_write() -> None:
     obj = scaled_obj()
-    with pytest.raises(WriteBackError, match="component 'none' of definition 'scaled' cannot be scaled"):
+    with pytest.raises(CannotScaleError, match="component 'none' of definition 'scaled' cannot be scaled"):
         scale(SCALED, obj, "none", 1)
-    with pytest.raises(NotAssignableError, match="'1' is not an assignable path"):
+    with pytest.raises(
+        CannotScaleError, match=r"'fixed' .* cannot be scaled to 2: its count is the constant 1"
+    ):
         scale(SCALED, obj, "fixed", 2)
+    assert not scale(SCALED, obj, "fixed", 1).changed  # already what it reads
     with pytest.raises(WriteBackError, match="is negative"):
         scale(SCALED, obj, "plain", -1)
     with pytest.raises(WriteBackError, match="out of range"):

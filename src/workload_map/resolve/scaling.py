@@ -79,14 +79,23 @@ class Write:
 
 @dataclass(frozen=True)
 class _Scope:
+    """What a part of the expression sees: the ``def``s before it (as text, to compile parts with,
+    and the zero-argument ones as trees, to invert through) and the bound variables' values."""
+
     defs: tuple[str, ...] = ()
     env: Mapping[str, Any] = field(default_factory=dict)
+    functions: Mapping[str, A.Node] = field(default_factory=dict)
 
     def bind(self, name: str, value: Any) -> _Scope:
-        return _Scope(self.defs, {**self.env, name: value})
+        return _Scope(self.defs, {**self.env, name: value}, self.functions)
 
-    def define(self, text: str) -> _Scope:
-        return _Scope((*self.defs, text), self.env)
+    def define(self, node: A.FuncDef) -> _Scope:
+        functions = dict(self.functions)
+        if node.params:
+            functions.pop(node.name, None)
+        else:
+            functions[node.name] = node.body
+        return _Scope((*self.defs, definition_source(node)), self.env, functions)
 
 
 def brief(source: str, limit: int = 120) -> str:
@@ -207,7 +216,7 @@ class _Inverter:
     ) -> list[Write]:
         self.tick(depth)
         if isinstance(node, A.FuncDef):
-            return self.stream(node.rest, data, scope.define(definition_source(node)), targets, at, depth + 1)
+            return self.stream(node.rest, data, scope.define(node), targets, at, depth + 1)
         if isinstance(node, A.As) and isinstance(node.pattern, A.VarPattern) and not node.alternatives:
             out: list[Write] = []
             i = 0
@@ -235,7 +244,15 @@ class _Inverter:
                     i += n
                 return out
         if len(targets) != 1:
+            found = self.write_paths(node, data, scope)
+            if found is not None and len(found) == len(targets):
+                return [
+                    self._write(data, p, t, at)
+                    for p, t in zip(found, targets, strict=True)
+                    if not _same(getpath(data, p), t)
+                ]
             raise _Blocked(f"`{brief(to_source(node))}` gives one count where {len(targets)} are asked for")
+        self.steps = 0  # the step budget is per instance
         return self.single(node, data, scope, targets[0], at, depth)
 
     # -- one count -----------------------------------------------------------------------
@@ -248,7 +265,7 @@ class _Inverter:
             return []
         d = depth + 1
         if isinstance(node, A.FuncDef):
-            return self.single(node.rest, data, scope.define(definition_source(node)), target, at, d)
+            return self.single(node.rest, data, scope.define(node), target, at, d)
         if isinstance(node, A.As) and isinstance(node.pattern, A.VarPattern) and not node.alternatives:
             bound = self.values(node.source, data, scope)
             if len(bound) != 1:
@@ -266,6 +283,8 @@ class _Inverter:
             return self.single(node.left, data, scope, target, at, d)
         if isinstance(node, A.Try) and node.handler is None:
             return self.single(node.body, data, scope, target, at, d)
+        if isinstance(node, A.Call) and not node.args and node.name in scope.functions:
+            return self.single(scope.functions[node.name], data, scope, target, at, d)
         if isinstance(node, A.Call) and node.name == "tonumber" and not node.args:
             if not at:
                 raise _Blocked("`tonumber` of the whole object cannot be written")
@@ -283,16 +302,22 @@ class _Inverter:
             raise _Blocked(f"`{brief(to_source(node))}` is computed, not a field that can be written")
         if len(found) != 1:
             raise _Blocked(f"`{brief(to_source(node))}` denotes {len(found)} fields where one count is read")
-        path = (*at, *found[0])
-        if not path:
+        return [self._write(data, found[0], target, at)]
+
+    @staticmethod
+    def _write(data: Any, rel: Path, target: int, at: Path) -> Write:
+        """``target`` at ``rel`` (a string where the field holds one, e.g. an annotation)."""
+        if not (*at, *rel):
             raise _Blocked("the count is the whole object")
-        return [Write(path, str(target) if isinstance(getpath(data, found[0]), str) else target)]
+        return Write((*at, *rel), str(target) if isinstance(getpath(data, rel), str) else target)
 
     def _pipe(self, node: A.Pipe, data: Any, scope: _Scope, target: int, at: Path, d: int) -> list[Write]:
         right = node.right
         extreme = isinstance(right, A.Call) and right.name in ("min", "max") and not right.args
         if extreme and isinstance(node.left, A.ArrayCons):
             return self._extreme(node, _elements(node.left.body), data, scope, target, at, d)
+        if not _invertible(right, scope):
+            raise _Blocked(f"`{brief(to_source(right))}` computes the count")
         found = self.write_paths(node.left, data, scope)
         if found is None or len(found) != 1:
             raise _Blocked(f"`{brief(to_source(node.left))}` is not one field to descend into")
@@ -302,7 +327,7 @@ class _Inverter:
     def _extreme(
         self, node: A.Pipe, elements: list[A.Node], data: Any, scope: _Scope, target: int, at: Path, d: int
     ) -> list[Write]:
-        element = next((e for e in elements if _invertible(e)), None)
+        element = next((e for e in elements if _invertible(e, scope)), None)
         if element is None:
             raise _Blocked(f"`{brief(to_source(node))}` has no element that is a field to write")
         writes = self.single(element, data, scope, target, at, d)
@@ -322,7 +347,7 @@ class _Inverter:
         self, node: A.Binary, data: Any, scope: _Scope, target: int, at: Path, d: int
     ) -> list[Write]:
         sides = [(node.left, node.right, "left"), (node.right, node.left, "right")]
-        candidates = [s for s in sides if _invertible(s[0])]
+        candidates = [s for s in sides if _invertible(s[0], scope)]
         if not candidates:
             raise _Blocked(f"`{brief(to_source(node))}` has no factor that is a field to write")
         # One factor is written, the other stays: the one whose fields no other component's count
@@ -350,27 +375,31 @@ class _Inverter:
         return self.single(side, data, scope, want, at, d)
 
 
-def _invertible(node: A.Node) -> bool:
+def _invertible(node: A.Node, scope: _Scope | None = None, seen: int = 0) -> bool:
     """Static: could writing a field make ``node`` read a chosen number?"""
     if isinstance(node, (A.Index, A.Slice, A.Identity)):
         return True
     if isinstance(node, A.Alt):
-        return _invertible(node.left)
+        return _invertible(node.left, scope, seen)
     if isinstance(node, A.Try):
-        return node.handler is None and _invertible(node.body)
+        return node.handler is None and _invertible(node.body, scope, seen)
     if isinstance(node, A.If):
-        return _invertible(node.then) or (node.otherwise is not None and _invertible(node.otherwise))
+        return _invertible(node.then, scope, seen) or (
+            node.otherwise is not None and _invertible(node.otherwise, scope, seen)
+        )
     if isinstance(node, (A.As, A.Label)):
-        return _invertible(node.body)
+        return _invertible(node.body, scope, seen)
     if isinstance(node, A.FuncDef):
-        return _invertible(node.rest)
+        return _invertible(node.rest, (scope or _Scope()).define(node), seen)
     if isinstance(node, A.Binary) and node.op in ("*", "+", "-"):
-        return _invertible(node.left) or _invertible(node.right)
+        return _invertible(node.left, scope, seen) or _invertible(node.right, scope, seen)
     if isinstance(node, A.Pipe):
         right = node.right
         if isinstance(right, A.Call) and right.name in ("min", "max") and isinstance(node.left, A.ArrayCons):
-            return any(_invertible(e) for e in _elements(node.left.body))
-        return _invertible(node.left) and _invertible(right)
+            return any(_invertible(e, scope, seen) for e in _elements(node.left.body))
+        return _invertible(node.left, scope, seen) and _invertible(right, scope, seen)
+    if isinstance(node, A.Call) and not node.args and scope is not None and node.name in scope.functions:
+        return seen < MAX_DEPTH and _invertible(scope.functions[node.name], scope, seen + 1)
     return isinstance(node, A.Call) and node.name == "tonumber" and not node.args
 
 
