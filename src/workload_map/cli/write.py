@@ -181,12 +181,16 @@ def resource_pairs(words: Sequence[str]) -> list[tuple[str, str]]:
 # --- output --------------------------------------------------------------------------------------
 
 
-def _shown(obj: dict[str, Any]) -> dict[str, Any]:
+def _shown(obj: dict[str, Any], hide: tuple[str, ...] = ("managedFields",)) -> dict[str, Any]:
     """An object as printed: without ``managedFields`` (kubectl hides them too)."""
     meta = obj.get("metadata")
-    if isinstance(meta, dict) and "managedFields" in meta:
-        return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    if isinstance(meta, dict) and any(k in meta for k in hide):
+        return {**obj, "metadata": {k: v for k, v in meta.items() if k not in hide}}
     return obj
+
+
+#: Metadata a diff leaves out: server bookkeeping that changes with every write.
+_DIFF_HIDDEN = ("managedFields", "resourceVersion")
 
 
 def _meta(obj: Any) -> dict[str, Any]:
@@ -210,8 +214,8 @@ def unified_diff(before: dict[str, Any], after: dict[str, Any]) -> str:
     from workload_map.views.machine import to_yaml
 
     name = _diff_name(after)
-    old = to_yaml(_shown(before)).splitlines(keepends=True)
-    new = to_yaml(_shown(after)).splitlines(keepends=True)
+    old = to_yaml(_shown(before, _DIFF_HIDDEN)).splitlines(keepends=True)
+    new = to_yaml(_shown(after, _DIFF_HIDDEN)).splitlines(keepends=True)
     lines = list(difflib.unified_diff(old, new, f"LIVE/{name}", f"MERGED/{name}"))
     if not lines:
         return ""

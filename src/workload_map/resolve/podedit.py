@@ -391,10 +391,11 @@ class _Run:
         if existing == "overwrite":
             return True
         if existing == "error":
-            raise WriteBackError(
-                f"'{what}' already has a value ({current}), and --overwrite is false ({where})"
-            )
-        self.warnings.append(f"{where}: {what} is already {current!r}, kept (not {wanted!r})")
+            place = f" ({where})" if where else ""
+            raise WriteBackError(f"'{what}' already has a value ({current}), and --overwrite is false{place}")
+        self.warnings.append(
+            f"{where or 'the workload'}: {what} is already {current!r}, kept (not {wanted!r})"
+        )
         return False
 
 
@@ -697,7 +698,7 @@ def _object_edit(run: _Run, edit: SetLabels | SetAnnotations, t: Target | None) 
     base = dict(current) if isinstance(current, dict) else {}
     new = dict(base)
     for k, v in edit.values.items():
-        if k in new and new[k] != v and not run.decide(edit.existing, new[k], v, k, "the workload"):
+        if k in new and new[k] != v and not run.decide(edit.existing, new[k], v, k, ""):
             continue
         new[k] = v
     for k in edit.unset:
