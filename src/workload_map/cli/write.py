@@ -155,6 +155,7 @@ def split_targets(
         raise click.UsageError(
             "you must specify the type of resource to change: TYPE/NAME, TYPE NAME or -f FILE"
         )
+    resource_pairs(head)  # usage errors before anything is read
     return head, specs
 
 
