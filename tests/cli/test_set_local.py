@@ -240,6 +240,7 @@ def test_label_and_annotate_pod_templates_and_object(tmp_path: Path) -> None:
     rc, out, _ = wmap("label", "-f", f, "--local", "app=web")
     assert out == "deployment.apps/web not labeled\n"
     rc, out, _ = wmap("annotate", "-f", f, "--local", "note=x", "-o", "yaml")
+    assert rc == 0
     assert yaml.safe_load(out)["metadata"]["annotations"] == {"note": "x"}
 
 
