@@ -21,6 +21,7 @@ import click
 from workload_map.cli import exit_codes
 from workload_map.cli.common import connection_options, output_option
 from workload_map.cli.errors import CommandError, WorkloadNotFoundError
+from workload_map.kube.objects import meta as kube_meta
 
 if TYPE_CHECKING:
     from workload_map.cli.common import Session
@@ -32,9 +33,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: ``(definition, object) -> Change``: the command's write-back.
 Compute = Callable[[Any, dict[str, Any]], "Change"]
-#: The word after the object's name: ``image updated``; a function of the change for label and
-#: annotate (``labeled``/``unlabeled``/``not labeled``).
-Past = Callable[["Change"], str | None]
+#: The words after the object's name (``image updated``), from the change and the object before
+#: it (``labeled``/``unlabeled``/``not labeled``); lines to print first may come before them, each
+#: ending in a newline (kubectl's ``label "x" not found.``).
+Past = Callable[["Change", dict[str, Any]], str | None]
 
 FORMATS = ("json", "yaml", "name")
 DRY_RUN = ("none", "client", "server")
@@ -194,16 +196,11 @@ def _shown(obj: dict[str, Any], hide: tuple[str, ...] = ("managedFields",)) -> d
 _DIFF_HIDDEN = ("managedFields", "resourceVersion")
 
 
-def _meta(obj: Any) -> dict[str, Any]:
-    meta = obj.get("metadata") if isinstance(obj, dict) else None
-    return meta if isinstance(meta, dict) else {}
-
-
 def _diff_name(obj: dict[str, Any]) -> str:
     from workload_map.kube.objects import split_api_version
 
     group, version = split_api_version(str(obj.get("apiVersion") or ""))
-    meta = _meta(obj)
+    meta = kube_meta(obj)
     parts = [
         p for p in (group, version, str(obj.get("kind") or ""), meta.get("namespace"), meta.get("name")) if p
     ]
@@ -230,7 +227,7 @@ def _suffix(dry_run: str) -> str:
 def _label(obj: dict[str, Any]) -> str:
     from workload_map.kube.objects import kubectl_name
 
-    meta = _meta(obj)
+    meta = kube_meta(obj)
     return kubectl_name(
         str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""), str(meta.get("name") or "")
     )
@@ -258,9 +255,10 @@ def _record(
     if opts.output == "name":
         out.lines.append(_label(after))
         return
-    word = past(change)
-    if word:
-        out.lines.append(f"{_label(after)} {word}{_suffix(opts.dry_run)}")
+    said = past(change, before)
+    if said:
+        notes, _, word = said.rpartition("\n")
+        out.lines.append(f"{notes}\n" * bool(notes) + f"{_label(after)} {word}{_suffix(opts.dry_run)}")
 
 
 def _emit(out: Printed, fmt: str | None, documents: list[Any] | None = None) -> None:
@@ -358,7 +356,7 @@ def _live_targets(
                 res = session.discovery().resource_for_kind(gvk.api_version, gvk.kind)
                 if res is None:
                     raise WorkloadNotFoundError(f"{gvk.kind} is not installed in this cluster")
-                meta = _meta(obj)
+                meta = kube_meta(obj)
                 name = str(meta.get("name") or "")
                 if not name:
                     raise CommandError(f"{filename}: a {gvk.kind} without metadata.name", exit_codes.USAGE)

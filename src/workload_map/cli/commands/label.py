@@ -46,6 +46,7 @@ def make(verb: str) -> click.Command:
         field_manager: str,
     ) -> None:
         from workload_map.cli.commands.set import _components, _edit, parse_specs
+        from workload_map.kube.objects import labels_of
         from workload_map.resolve import writeback as wb
 
         state = get_state()
@@ -70,12 +71,16 @@ def make(verb: str) -> click.Command:
         def compute(definition: Any, obj: dict[str, Any]) -> Any:
             return wb.apply_edits(definition, obj, edits, components=scope)
 
-        def past(change: Any) -> str:
+        def past(change: Any, before: dict[str, Any]) -> str:
             if verb == "annotate":
                 return "annotated"
+            notes = ""
+            if not pod_templates:  # kubectl names labels it was asked to remove but did not find
+                current = labels_of(before)
+                notes = "".join(f'label "{k}" not found.\n' for k in unset if k not in current)
             if not change.changed:
-                return "not labeled"
-            return "labeled" if values else "unlabeled"
+                return notes + "not labeled"
+            return notes + ("labeled" if values else "unlabeled")
 
         run(state, opts, words, compute, past)
 

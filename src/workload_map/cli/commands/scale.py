@@ -109,4 +109,4 @@ def command(
             )
         return scale(definition, obj, name, {i: (replicas if i in instances else current[i]) for i in ids})
 
-    run(state, opts, words, compute, lambda change: "scaled")
+    run(state, opts, words, compute, lambda _change, _before: "scaled")

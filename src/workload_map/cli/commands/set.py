@@ -70,7 +70,7 @@ def _go(
     def compute(definition: Any, obj: dict[str, Any]) -> Any:
         return apply_edits(definition, obj, edits, components=components)
 
-    run(get_state(), ctx_opts, words, compute, lambda change: past if change.changed else None)
+    run(get_state(), ctx_opts, words, compute, lambda change, _before: past if change.changed else None)
 
 
 def _edit(build: Any) -> Any:

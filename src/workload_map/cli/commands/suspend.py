@@ -44,7 +44,7 @@ def make(verb: str) -> click.Command:
             return fn(definition, obj, component)
 
         word = "suspended" if verb == "suspend" else "resumed"
-        run(state, opts, words, compute, lambda change: word)
+        run(state, opts, words, compute, lambda _change, _before: word)
 
     command.__doc__ = f"Apply the definition's {verb}Actions to workloads (in order, root first)."
     return command

@@ -1,0 +1,273 @@
+"""``wmap set|label|annotate|scale`` live, on the real API server with the frameworks' real CRDs.
+
+For every catalog type, the running fixture's object (tests/catalog/lifecycles, shaped as the
+frameworks' recordings) is created as its controller would have it; then for every verb:
+
+* ``--dry-run=server`` is accepted by the API server (the real CRD schema, or the built-in
+  validation of Deployments, Jobs...), the object stored is unchanged, and the server's answer
+  shows the change in every pod location the resolver reads;
+* the live write succeeds, and the object read back shows it in every pod location, with a diff
+  that touches only paths the definition names; refused verbs fail with the matrix's reason and
+  leave the object as it was.
+
+Plus scale for every component that scales, two writers (a conflict retried on the fresh object,
+then given up on with the reason), RBAC errors naming the verb and resource as kubectl does, and
+kubectl's own output lines for the verbs both tools have.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.helpers import kubectl, kubectl_out, wmap
+from tests.resolve.test_edit_catalog import REFUSED, SLUGS, load
+from tests.support.cluster import TestCluster
+from tests.support.edits import VERBS, outside_named_paths, pod_seen
+from tests.support.kube import KubeApiError, KubeTestClient
+from tests.support.seed_catalog import seed_from_fixture
+from workload_map.resolve import resolve
+from workload_map.resolve.patch import json_patch
+
+pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("bundled_catalog")]
+
+#: Bookkeeping the API server changes on every write.
+_VOLATILE = ("managedFields", "resourceVersion", "generation")
+
+
+def _clean(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in obj.get("metadata", {}).items() if k not in _VOLATILE}
+    return {k: v for k, v in obj.items() if k != "status"} | {"metadata": meta}
+
+
+def _seed(kube: KubeTestClient, slug: str, namespace: str) -> dict[str, Any]:
+    try:
+        return seed_from_fixture(kube, slug, namespace)
+    except KubeApiError as exc:
+        if exc.status_code == 404:
+            pytest.skip(f"the test API server's CRD corpus does not serve {slug}'s version")
+        raise
+
+
+def _word(kube: KubeTestClient, obj: dict[str, Any]) -> str:
+    plural, _ = kube.plural_for(obj["apiVersion"], obj["kind"])
+    group = obj["apiVersion"].rpartition("/")[0]
+    return f"{plural}.{group}/{obj['metadata']['name']}" if group else f"{plural}/{obj['metadata']['name']}"
+
+
+def _shows(karta: Any, obj: dict[str, Any], verb: str) -> int:
+    shown = 0
+    for comp in resolve(karta, obj).components.values():
+        for inst in comp.instances:
+            seen = pod_seen(inst.spec)
+            if seen is not None:
+                assert VERBS[verb].shows(seen), f"{verb}: {comp.name}/{inst.id}: {seen}"
+                shown += 1
+    return shown
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_verb_live_and_dry_run(kube: KubeTestClient, kc: str, namespace: str, slug: str) -> None:
+    karta, _ = load(slug)
+    created = _seed(kube, slug, namespace)
+    word = _word(kube, created)
+    base = ("--kubeconfig", kc, "-n", namespace)
+    for verb in sorted(VERBS):
+        before = kube.get_obj(created)
+        args = (*base, *VERBS[verb].cli, word)
+        rc, out, err = wmap(*args, "--dry-run=server", "-o", "json")
+        if (slug, verb) in REFUSED:
+            assert rc == 1 and REFUSED[(slug, verb)] in err, err
+            assert (
+                kube.get_obj(created)["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+            )
+            continue
+        assert rc == 0, f"{verb}: {err}"
+        answered = json.loads(out)
+        assert _shows(karta, answered, verb) > 0
+        assert kube.get_obj(created)["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+        rc, out, err = wmap(*args)
+        assert rc == 0, f"{verb}: {err}"
+        after = kube.get_obj(created)
+        if after["metadata"]["resourceVersion"] != before["metadata"]["resourceVersion"]:
+            assert out.rstrip().endswith(("updated", "labeled", "annotated")), out
+        assert _shows(karta, after, verb) > 0
+        ops = json_patch(_clean(before), _clean(after))
+        assert outside_named_paths(karta, before, after, ops) == [], verb
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_scale_live(kube: KubeTestClient, kc: str, namespace: str, slug: str) -> None:
+    karta, _ = load(slug)
+    created = _seed(kube, slug, namespace)
+    word = _word(kube, created)
+    for name, comp in resolve(karta, kube.get_obj(created)).components.items():
+        if len(comp.instances) != 1:
+            continue
+        target = max(2, comp.instances[0].desired_replicas * 2)
+        rc, out, err = wmap(
+            "--kubeconfig", kc, "-n", namespace, "scale", word, "--component", name, "--replicas", str(target)
+        )
+        if rc != 0:
+            assert rc == 1 and f"component '{name}'" in err, err
+            continue
+        assert out.endswith("scaled\n")
+        after = resolve(karta, kube.get_obj(created)).components[name]
+        assert [i.desired_replicas for i in after.instances] == [target]
+
+
+def _jobset(kube: KubeTestClient, namespace: str) -> dict[str, Any]:
+    return _seed(kube, "jobset-x-k8s-io-jobset-v1alpha2", namespace)
+
+
+def test_two_writers_never_lose_an_update(
+    kube: KubeTestClient, cluster: TestCluster, namespace: str, tmp_path: Path
+) -> None:
+    """The other writer changes the object between our read and our PATCH: the precondition
+    makes the API server refuse the stale write (409), we read again and apply our edit to what
+    the other writer left; both changes survive."""
+    from workload_map.cluster.client import KubeClient
+    from workload_map.cluster.kubeconfig import ConnectionOptions
+    from workload_map.cluster.writes import write_change
+    from workload_map.resolve.writeback import SetImage, apply_edits
+
+    karta, _ = load("jobset-x-k8s-io-jobset-v1alpha2")
+    created = _jobset(kube, namespace)
+    path = kube.path_of(created)
+    kc = cluster.write_kubeconfig(tmp_path / "kubeconfig")
+    client = KubeClient.from_options(ConnectionOptions(kubeconfig=str(kc)))
+    calls: list[str] = []
+
+    def compute(obj: dict[str, Any]) -> Any:
+        calls.append(obj["metadata"]["resourceVersion"])
+        if len(calls) == 1:  # the other writer gets in first
+            other = kube.get_obj(created)
+            other["metadata"].setdefault("labels", {})["other"] = "writer"
+            kube.update(other)
+        return apply_edits(karta, obj, [SetImage("*", "img:2")])
+
+    try:
+        result = write_change(client, path, compute, field_manager="test")
+    finally:
+        client.close()
+    assert result.attempts == 2 and len(set(calls)) == 2
+    final = kube.get_obj(created)
+    assert final["metadata"]["labels"]["other"] == "writer"
+    images = {
+        c["image"]
+        for rj in final["spec"]["replicatedJobs"]
+        for c in rj["template"]["spec"]["template"]["spec"]["containers"]
+    }
+    assert images == {"img:2"}
+
+
+def test_a_writer_that_never_stops_ends_in_exit_1(
+    kube: KubeTestClient, kc: str, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workload_map.cluster.client import KubeClient
+
+    created = _jobset(kube, namespace)
+    original = KubeClient.patch
+    bumps = {"n": 0}
+
+    def racing_patch(self: KubeClient, path: str, body: Any, **kwargs: Any) -> dict[str, Any]:
+        other = kube.get_obj(created)  # someone else writes just before every PATCH
+        bumps["n"] += 1
+        other["metadata"].setdefault("annotations", {})["bump"] = str(bumps["n"])
+        kube.update(other)
+        return original(self, path, body, **kwargs)
+
+    monkeypatch.setattr(KubeClient, "patch", racing_patch)
+    rc, out, err = wmap("--kubeconfig", kc, "-n", namespace, "set", "image", _word(kube, created), "*=img:3")
+    assert (rc, out) == (1, "")
+    assert "the object has been modified" in err and "changed 5 times" in err
+    assert bumps["n"] == 5
+    images = {
+        c["image"]
+        for rj in kube.get_obj(created)["spec"]["replicatedJobs"]
+        for c in rj["template"]["spec"]["template"]["spec"]["containers"]
+    }
+    assert "img:3" not in images
+
+
+def test_rbac_errors_name_the_verb_and_resource(
+    kube: KubeTestClient, cluster: TestCluster, namespace: str, tmp_path: Path
+) -> None:
+    created = _jobset(kube, namespace)
+    kube.grant(
+        "reader", [{"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["get"]}], namespace
+    )
+    kc = str(cluster.write_kubeconfig(tmp_path / "reader", user="reader"))
+    word = _word(kube, created)
+    rc, out, err = wmap("--kubeconfig", kc, "-n", namespace, "set", "scheduler", word, "kai-scheduler")
+    assert (rc, out) == (1, "")
+    theirs = kubectl(kc, "-n", namespace, "patch", word, "--type=merge", "-p", '{"spec":{}}')
+    assert theirs.returncode == 1
+    reason = (
+        'User "reader" cannot patch resource "jobsets" in API group "jobset.x-k8s.io" '
+        f'in the namespace "{namespace}"'
+    )
+    assert reason in err and reason in theirs.stderr
+    rc, _, err = wmap(
+        "--kubeconfig", kc, "-n", namespace, "set", "scheduler", word, "kai", "--dry-run=server"
+    )
+    assert rc == 1 and "cannot patch resource" in err
+    rc, _, err = wmap(
+        "--kubeconfig", kc, "-n", namespace, "set", "scheduler", word, "kai", "--dry-run=client"
+    )
+    assert rc == 0  # reading is allowed; nothing is sent
+
+
+def test_missing_workload_exits_3(kc: str, namespace: str) -> None:
+    rc, _, err = wmap(
+        "--kubeconfig", kc, "-n", namespace, "scale", "deployments.apps/nothere", "--replicas", "2"
+    )
+    assert rc == 3 and f'Deployment "nothere" not found in namespace {namespace}' in err
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        (("set", "image", "{w}", "app=app:2"), ("set", "image", "{w}", "app=app:3")),
+        (("set", "image", "{w}", "app=app:1"), ("set", "image", "{w}", "app=app:1")),  # unchanged: no line
+        (
+            ("set", "image", "{w}", "app=app:2", "--dry-run=server"),
+            ("set", "image", "{w}", "app=app:3", "--dry-run=server"),
+        ),
+        (("set", "resources", "{w}", "--limits=cpu=2"), ("set", "resources", "{w}", "--limits=cpu=3")),
+        (("set", "env", "{w}", "X=1"), ("set", "env", "{w}", "Y=1")),
+        (("label", "{w}", "team=ml"), ("label", "{w}", "owner=me")),
+        (("label", "{w}", "team-"), ("label", "{w}", "owner-")),
+        (("annotate", "{w}", "note=x"), ("annotate", "{w}", "note2=x")),
+        (("scale", "{w}", "--replicas", "3"), ("scale", "{w}", "--replicas=4")),
+        (
+            ("set", "image", "{w}", "app=app:2", "-o", "name"),
+            ("set", "image", "{w}", "app=app:5", "-o", "name"),
+        ),
+    ],
+)
+def test_output_lines_are_kubectls(
+    kube: KubeTestClient, kc: str, namespace: str, ours: tuple[str, ...], theirs: tuple[str, ...]
+) -> None:
+    kube.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": namespace},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "app", "image": "app:1"}]},
+                },
+            },
+        }
+    )
+    rc, out, err = wmap("--kubeconfig", kc, "-n", namespace, *(a.format(w="deployment/web") for a in ours))
+    assert rc == 0, err
+    expected = kubectl_out(kc, "-n", namespace, *(a.format(w="deployment/web") for a in theirs))
+    assert out == expected
