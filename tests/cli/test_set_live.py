@@ -46,6 +46,8 @@ def _clean(obj: dict[str, Any]) -> dict[str, Any]:
 def _seed(kube: KubeTestClient, slug: str, namespace: str) -> dict[str, Any]:
     try:
         return seed_from_fixture(kube, slug, namespace)
+    except LookupError as exc:  # e.g. CronJob batch/v1 is newer than the test API server (v1.20)
+        pytest.skip(f"the test API server does not serve {slug}'s version: {exc}")
     except KubeApiError as exc:
         if exc.status_code == 404:
             pytest.skip(f"the test API server's CRD corpus does not serve {slug}'s version")
@@ -69,6 +71,20 @@ def _shows(karta: Any, obj: dict[str, Any], verb: str) -> int:
     return shown
 
 
+#: What the API server itself refuses on a live object (the same change works with --local, i.e.
+#: before the object is created, and in the admission policy): a Job's pod template is immutable
+#: (v1.20; newer servers allow some scheduling fields of suspended Jobs), and a Pod's spec allows
+#: only image and toleration changes, its metadata labels and annotations.
+LIVE_REFUSED: dict[tuple[str, str], str] = {
+    **{("batch-job-v1", verb): "field is immutable" for verb in VERBS},
+    **{
+        ("core-pod-v1", verb): "pod updates may not change fields other than"
+        # (not scheduler: the fixture pod already names kai-scheduler, so nothing is sent)
+        for verb in ("resources", "env", "node-selector", "priority-class")
+    },
+}
+
+
 @pytest.mark.parametrize("slug", SLUGS)
 def test_every_verb_live_and_dry_run(kube: KubeTestClient, kc: str, namespace: str, slug: str) -> None:
     karta, _ = load(slug)
@@ -77,10 +93,11 @@ def test_every_verb_live_and_dry_run(kube: KubeTestClient, kc: str, namespace: s
     base = ("--kubeconfig", kc, "-n", namespace)
     for verb in sorted(VERBS):
         before = kube.get_obj(created)
-        args = (*base, *VERBS[verb].cli, word)
+        args = (*base, *VERBS[verb].argv(word))
         rc, out, err = wmap(*args, "--dry-run=server", "-o", "json")
-        if (slug, verb) in REFUSED:
-            assert rc == 1 and REFUSED[(slug, verb)] in err, err
+        refused = REFUSED.get((slug, verb)) or LIVE_REFUSED.get((slug, verb))
+        if refused is not None:
+            assert rc == 1 and refused in err, err
             assert (
                 kube.get_obj(created)["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
             )
@@ -240,7 +257,8 @@ def test_missing_workload_exits_3(kc: str, namespace: str) -> None:
         (("set", "resources", "{w}", "--limits=cpu=2"), ("set", "resources", "{w}", "--limits=cpu=3")),
         (("set", "env", "{w}", "X=1"), ("set", "env", "{w}", "Y=1")),
         (("label", "{w}", "team=ml"), ("label", "{w}", "owner=me")),
-        (("label", "{w}", "team-"), ("label", "{w}", "owner-")),
+        (("label", "{w}", "team-"), ("label", "{w}", "team-")),  # absent: "not found."
+        (("label", "{w}", "team=a", "app-"), ("label", "{w}", "owner=b", "team-")),
         (("annotate", "{w}", "note=x"), ("annotate", "{w}", "note2=x")),
         (("scale", "{w}", "--replicas", "3"), ("scale", "{w}", "--replicas=4")),
         (
@@ -256,7 +274,7 @@ def test_output_lines_are_kubectls(
         {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
-            "metadata": {"name": "web", "namespace": namespace},
+            "metadata": {"name": "web", "namespace": namespace, "labels": {"app": "web"}},
             "spec": {
                 "replicas": 1,
                 "selector": {"matchLabels": {"app": "web"}},

@@ -55,7 +55,7 @@ def write(tmp_path: Path, name: str, *docs: Any) -> str:
 def test_every_verb_on_every_catalog_type(tmp_path: Path, slug: str, verb: str) -> None:
     karta, obj = load(slug)
     path = write(tmp_path, "w.yaml", obj)
-    rc, out, err = wmap(*VERBS[verb].cli, "-f", path, "--local", "-o", "yaml")
+    rc, out, err = wmap(*VERBS[verb].argv("-f", path, "--local"), "-o", "yaml")
     if (slug, verb) in REFUSED:
         assert rc == 1 and out == ""
         assert REFUSED[(slug, verb)] in err

@@ -117,56 +117,63 @@ def _gpu_limits(resources: list[Any]) -> bool:
 
 @dataclass(frozen=True)
 class Verb:
-    """A ``wmap set``-family verb: the edits, the CLI arguments that ask for them, and the check
-    that an instance's pods show the change."""
+    """A ``wmap set``-family verb: the edits, the CLI arguments that ask for them (``TARGET``
+    stands for the resource or ``-f FILE``), and the check that an instance's pods show it."""
 
     edits: tuple[PodEdit, ...]
     cli: tuple[str, ...]
     shows: Callable[[PodSeen], bool]
 
+    def argv(self, *target: str) -> list[str]:
+        """The command line with ``target`` (``TYPE/NAME``, or ``-f FILE --local``) in its place."""
+        out: list[str] = []
+        for arg in self.cli:
+            out.extend(target if arg == "TARGET" else (arg,))
+        return out
+
 
 VERBS: dict[str, Verb] = {
     "image": Verb(
-        (SetImage("*", IMAGE),), ("set", "image", f"*={IMAGE}"), lambda p: set(p.images) == {IMAGE}
+        (SetImage("*", IMAGE),), ("set", "image", "TARGET", f"*={IMAGE}"), lambda p: set(p.images) == {IMAGE}
     ),
     "resources": Verb(
         (SetResources(requests={"nvidia.com/gpu": "1"}, limits={"nvidia.com/gpu": "1", "memory": "1Ti"}),),
-        ("set", "resources", "--requests=nvidia.com/gpu=1", "--limits=nvidia.com/gpu=1,memory=1Ti"),
+        ("set", "resources", "TARGET", "--requests=nvidia.com/gpu=1", "--limits=nvidia.com/gpu=1,memory=1Ti"),
         lambda p: _gpu_limits(p.resources),
     ),
     "env": Verb(
         (SetEnv(values={"WMAP_STAGE": "canary"}),),
-        ("set", "env", "WMAP_STAGE=canary"),
+        ("set", "env", "TARGET", "WMAP_STAGE=canary"),
         lambda p: bool(p.env) and all({"name": "WMAP_STAGE", "value": "canary"} in e for e in p.env),
     ),
     "scheduler": Verb(
         (SetSchedulerName("kai-scheduler"),),
-        ("set", "scheduler", "kai-scheduler"),
+        ("set", "scheduler", "TARGET", "kai-scheduler"),
         lambda p: p.scheduler == "kai-scheduler",
     ),
     "node-selector": Verb(
         (SetNodeSelector({"pool": "a100"}),),
-        ("set", "node-selector", "pool=a100"),
+        ("set", "node-selector", "TARGET", "pool=a100"),
         lambda p: p.node_selector.get("pool") == "a100" or _requires_pool(p.node_affinity),
     ),
     "tolerations": Verb(
         (SetTolerations(add=(Toleration("nvidia.com/gpu", "NoSchedule"),)),),
-        ("set", "tolerations", "--add", "nvidia.com/gpu:NoSchedule"),
+        ("set", "tolerations", "TARGET", "--add", "nvidia.com/gpu:NoSchedule"),
         lambda p: GPU_TOLERATION in p.tolerations,
     ),
     "priority-class": Verb(
         (SetPriorityClassName("train-high"),),
-        ("set", "priority-class", "train-high"),
+        ("set", "priority-class", "TARGET", "train-high"),
         lambda p: p.priority == "train-high",
     ),
     "label": Verb(
         (SetPodLabels({"kai.scheduler/queue": "team-a"}),),
-        ("label", "--pod-templates", "kai.scheduler/queue=team-a"),
+        ("label", "TARGET", "--pod-templates", "kai.scheduler/queue=team-a"),
         lambda p: p.labels.get("kai.scheduler/queue") == "team-a",
     ),
     "annotate": Verb(
         (SetPodAnnotations({"workload-map.dev/note": "set"}),),
-        ("annotate", "--pod-templates", "workload-map.dev/note=set"),
+        ("annotate", "TARGET", "--pod-templates", "workload-map.dev/note=set"),
         lambda p: p.annotations.get("workload-map.dev/note") == "set",
     ),
 }
