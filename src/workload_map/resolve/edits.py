@@ -86,7 +86,7 @@ def _labels(
     for k, v in checked.items():
         _check(qualified_name_problem(k), f"{what} key", k, f"{what}[{k}]")
         if what != "annotation":
-            _check(label_value_problem(v), f"{what} value", v, f"{what}[{k}]")
+            _check(label_value_problem(v), f'{what} "{k}" value', v, f"{what}[{k}]")
     if what == "annotation" and sum(len(k) + len(v) for k, v in checked.items()) > ANNOTATIONS_MAX_BYTES:
         raise InvalidEditError(
             f"annotations are larger than {ANNOTATIONS_MAX_BYTES} bytes in all", field=what
