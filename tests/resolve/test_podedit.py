@@ -594,7 +594,7 @@ def test_per_instance_fragments() -> None:
         (lambda: Toleration("k", value="v", operator="Exists"), "takes no value"),
         (lambda: Toleration("k", "NoSchedule", toleration_seconds=5), "needs effect NoExecute"),
         (lambda: SetTolerations(), "give tolerations"),
-        (lambda: SetNodeSelector({"a": "b/c"}), "invalid node selector value"),
+        (lambda: SetNodeSelector({"a": "b/c"}), r"invalid node selector \"a\" value"),
         (lambda: SetPodField(()), "give 1 to 32 field names"),
         (lambda: EnvFrom("secret", "Bad_Name"), "invalid secret name"),
     ],
