@@ -294,4 +294,75 @@ def _toleration(value: Any, where: str) -> Toleration:
         raise InvalidEditError(f"{where}.{exc.field}: {exc}", field=f"{where}.{exc.field}") from None
 
 
-__all__ = ["KEYS", "MAX_ITEMS", "edits_from_document"]
+def _set_unset_schema(what: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "description": f"{what}: keys to set and keys to remove.",
+        "properties": {
+            "set": {"type": "object", "additionalProperties": {"type": "string"}},
+            "unset": {"type": "array", "maxItems": MAX_ITEMS, "items": {"type": "string", "minLength": 1}},
+        },
+    }
+
+
+def _items(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    item: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": properties}
+    if required:
+        item["required"] = list(required)
+    return {"type": "array", "maxItems": MAX_ITEMS, "items": item}
+
+
+_STR = {"type": "string", "minLength": 1}
+_QUANTITIES = {"type": "object", "additionalProperties": {"type": "string"}}
+
+#: JSON Schema of the document (the REST API's ``/edits`` body ``edits``); values are checked
+#: further by :func:`edits_from_document` with Kubernetes' rules.
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "minProperties": 1,
+    "description": "Pod-template edits, applied in this key order to every pod location of the workload.",
+    "properties": {
+        "image": _items({"container": _STR, "image": _STR, "component": _STR}, ("image",)),
+        "resources": _items(
+            {"container": _STR, "component": _STR, "requests": _QUANTITIES, "limits": _QUANTITIES}
+        ),
+        "env": _items(
+            {
+                "container": _STR,
+                "component": _STR,
+                "set": {"type": "object", "additionalProperties": {"type": "string"}},
+                "unset": {"type": "array", "maxItems": MAX_ITEMS, "items": _STR},
+                "from": _items({"secret": _STR, "configMap": _STR, "prefix": {"type": "string"}}),
+            }
+        ),
+        "schedulerName": _STR,
+        "priorityClassName": _STR,
+        "nodeSelector": _set_unset_schema("spec.nodeSelector"),
+        "tolerations": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "add": _items(
+                    {
+                        "key": {"type": "string"},
+                        "operator": {"enum": ["Exists", "Equal"]},
+                        "value": {"type": "string"},
+                        "effect": {"enum": ["", "NoSchedule", "PreferNoSchedule", "NoExecute"]},
+                        "tolerationSeconds": {"type": "integer"},
+                    }
+                ),
+                "remove": {"type": "array", "maxItems": MAX_ITEMS, "items": _STR},
+            },
+        },
+        "podLabels": _set_unset_schema("Pod template labels"),
+        "podAnnotations": _set_unset_schema("Pod template annotations"),
+        "podFields": _items({"path": _STR, "value": {}, "remove": {"type": "boolean"}}, ("path",)),
+        "labels": _set_unset_schema("The workload's own labels"),
+        "annotations": _set_unset_schema("The workload's own annotations"),
+    },
+}
+
+
+__all__ = ["KEYS", "MAX_ITEMS", "SCHEMA", "edits_from_document"]
