@@ -179,6 +179,11 @@ def _schemas() -> dict[str, Schema]:
             ),
             "components": {"type": "array", "items": {"type": "string"}},
             "suspendable": {"type": "boolean", "description": "Some component has suspend actions."},
+            "scalable": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Components with a count to scale (replicasPath or minReplicasPath).",
+            },
             "gangScheduling": {"type": "boolean"},
             "quarantine": _nullable(
                 {
