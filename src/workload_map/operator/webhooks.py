@@ -26,8 +26,14 @@ import orjson
 from workload_map.model.findings import ERROR
 from workload_map.model.loader import load_definitions_text
 from workload_map.operator import texts
-from workload_map.operator.certs import MUTATE_PATH, VALIDATE_PATH
+from workload_map.operator.certs import (
+    MUTATE_PATH,
+    MUTATE_WORKLOAD_PATH,
+    VALIDATE_PATH,
+    VALIDATE_POLICY_PATH,
+)
 from workload_map.operator.claims import ClaimStore
+from workload_map.operator.policies import PolicyAdmission
 from workload_map.runtime.http import (
     BoundedHTTPServer,
     BoundedRequestHandler,
@@ -37,6 +43,8 @@ from workload_map.runtime.http import (
 )
 
 log = logging.getLogger(__name__)
+
+WEBHOOK_PATHS = (VALIDATE_PATH, MUTATE_PATH, VALIDATE_POLICY_PATH, MUTATE_WORKLOAD_PATH)
 
 MAX_BODY = 8 * 1024 * 1024
 #: Warnings longer than this are cut (the API server may truncate them anyway).
@@ -140,10 +148,12 @@ def _trim(warnings: list[str]) -> list[str]:
 
 
 class AdmissionHandler:
-    """The admission decisions, independent of HTTP."""
+    """The admission decisions, independent of HTTP. ``policies`` serves ``/mutate-workload``
+    (``wmap operator --policies``); policy objects are validated either way."""
 
-    def __init__(self, claims: ClaimStore | None) -> None:
+    def __init__(self, claims: ClaimStore | None, policies: PolicyAdmission | None = None) -> None:
         self.claims = claims
+        self.policies = policies
 
     def validate(self, request: Mapping[str, Any]) -> Obj:
         operation = request.get("operation")
@@ -203,6 +213,10 @@ class AdmissionHandler:
                 response = self.validate(request)
             elif path == MUTATE_PATH:
                 response = self.mutate(request)
+            elif path == VALIDATE_POLICY_PATH:
+                response = PolicyAdmission.validate_policy(request)
+            elif path == MUTATE_WORKLOAD_PATH:
+                response = self.policies.mutate(request) if self.policies is not None else {"allowed": True}
             else:
                 raise KeyError(path)
         except Exception as exc:  # any failure must answer, not hang the API server
@@ -250,7 +264,7 @@ class _Handler(BoundedRequestHandler):
 
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0]
-        if path not in (VALIDATE_PATH, MUTATE_PATH) or self.server.admission is None:
+        if path not in WEBHOOK_PATHS or self.server.admission is None:
             self._send(404, b"not found", "text/plain")
             return
         length = self.content_length()

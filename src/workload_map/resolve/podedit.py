@@ -714,13 +714,15 @@ def apply_edits(
     edits: Sequence[PodEdit],
     *,
     components: Iterable[str] | None = None,
+    unsupported: Literal["refuse", "warn"] = "refuse",
 ) -> Change:
     """Apply ``edits`` in order to every pod location of ``obj`` (limited to ``components``) and
     the object's own metadata; returns the :class:`Change` (``obj`` is not mutated).
 
     Raises :class:`WriteBackError` (nothing written) when a container name matches no container,
     when a location cannot carry an edit (a fragmented spec without the path, a pod spec without
-    ``metadataPath`` for labels: every such place is named), when a path the definition names
+    ``metadataPath`` for labels: every such place is named; ``unsupported="warn"`` skips those
+    places with a warning instead), when a path the definition names
     cannot be written (:class:`NotAssignableError`), when an edit would leave an invalid
     template (:class:`InvalidEditError`), or when no pod location is present at all.
     """
@@ -764,7 +766,10 @@ def apply_edits(
             seen = sorted(set(run.seen.get(i, [])))
             listing = f" (containers: {', '.join(seen[:20])})" if seen else " (no containers found)"
             raise WriteBackError(f'unable to find container named "{e.container}"{scope_text}{listing}')
-    run.refusals.raise_if_any()
+    if unsupported == "warn":  # the admission policy: apply what can be, say what cannot
+        run.warnings += [f"{item} (definition '{dname}'): skipped" for item in run.refusals.items]
+    else:
+        run.refusals.raise_if_any()
     _check_resources(run)
     for e in edits:
         if isinstance(e, _OBJECT_EDITS):
