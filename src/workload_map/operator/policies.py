@@ -3,8 +3,8 @@
 * ``POST /mutate-workload``: for a workload a definition covers (catalog or cluster Karta), the
   policies that match it (:func:`workload_map.resolve.policy.apply_policies`) as a JSONPatch, and
   their warnings (conflicts, kept values, missing labels) as admission warnings. An object no
-  definition covers, a child of a covered workload (a JobSet's Jobs: their templates come from
-  the parent, already changed), or any failure of this code is let through unchanged: the policy
+  definition covers, an object a controller created (a JobSet's Jobs, a Deployment's pods: their
+  templates come from their owner), or any failure of this code is let through unchanged: the policy
   webhook never blocks a workload (``failurePolicy`` only decides what happens when the webhook
   cannot be reached).
 * ``POST /validate-workloadpolicy``: a policy object checked field by field; errors reject it
@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from workload_map.errors import ClusterError
-from workload_map.kube.objects import KARTA_PATH, controller_ref, group_of, labels_of, meta
+from workload_map.kube.objects import KARTA_PATH, controller_ref, labels_of, meta
 from workload_map.resolve.edits import InvalidEditError
 from workload_map.resolve.policy import GROUP, PLURAL, VERSION, WorkloadPolicy, parse_policy
 from workload_map.runtime.informer import EventHandler, Informer
@@ -172,11 +172,10 @@ class PolicyAdmission:
         found = definitions.for_gvk(group, version, kind_name)
         if len(found) != 1:
             return {"allowed": True}  # no (single) definition covers it: not ours to change
-        ref = controller_ref(obj)
-        if ref is not None and definitions.for_group_kind(
-            group_of(ref.get("apiVersion")), str(ref.get("kind"))
-        ):
-            return {"allowed": True}  # part of a covered workload, whose template is already changed
+        if controller_ref(obj) is not None:
+            # Created by a controller (a JobSet's Jobs, a Deployment's pods, a TrainJob's JobSet):
+            # its template comes from its owner, which is the workload policies apply to.
+            return {"allowed": True}
         namespace = str(request.get("namespace") or meta(obj).get("namespace") or "")
         result = apply_policies(
             found[0].karta,

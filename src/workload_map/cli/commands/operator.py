@@ -284,7 +284,8 @@ def _catalog_groups() -> list[str]:
     """The API groups of the catalog's workload kinds (what the policy webhook watches by default)."""
     from workload_map.definitions_source import catalog_entries
 
-    return sorted({e.gvk.group for e in catalog_entries() if e.gvk is not None})
+    # Not the core group: it would send every Service, ConfigMap and Secret to the webhook.
+    return sorted({e.gvk.group for e in catalog_entries() if e.gvk is not None and e.gvk.group})
 
 
 @command.command("certs", context_settings=CTX)
