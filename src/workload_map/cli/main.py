@@ -78,6 +78,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "scale": ("workload_map.cli.commands.scale", "Set a component's replica count through its definition."),
     "suspend": ("workload_map.cli.commands.suspend", "Suspend workloads through their definition."),
     "resume": ("workload_map.cli.commands.resume", "Resume workloads through their definition."),
+    "policy": ("workload_map.cli.commands.policy", "Preview WorkloadPolicy changes on manifests."),
 }
 
 

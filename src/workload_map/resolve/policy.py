@@ -230,12 +230,7 @@ _SOURCE_POSITIONS = (
 
 
 def _is_source(value: Any) -> bool:
-    return (
-        isinstance(value, Mapping)
-        and bool(value)
-        and all(k in SOURCE_KEYS for k in value)
-        and ("fromNamespaceLabel" in value or "fromWorkloadLabel" in value)
-    )
+    return isinstance(value, Mapping) and ("fromNamespaceLabel" in value or "fromWorkloadLabel" in value)
 
 
 def _allowed(path: tuple[str, ...]) -> bool:
@@ -245,6 +240,12 @@ def _allowed(path: tuple[str, ...]) -> bool:
     )
 
 
+def _key(at: str, key: Any) -> str:
+    """``at.key``, or ``at[key]`` for a key that is not a plain name (``kai.scheduler/queue``)."""
+    text = str(key)
+    return f"{at}.{text}" if text.isidentifier() else f"{at}[{text}]"
+
+
 def _check_sources(node: Any, where: str, path: tuple[str, ...] = ()) -> None:
     if _is_source(node):
         if not _allowed(path):
@@ -252,6 +253,11 @@ def _check_sources(node: Any, where: str, path: tuple[str, ...] = ()) -> None:
                 where,
                 "a value from a label may stand only for a name, image, env, label, annotation, "
                 "node selector or toleration value",
+            )
+        unknown = [k for k in node if k not in SOURCE_KEYS]
+        if unknown:
+            raise _fail(
+                _key(where, unknown[0]), f"unknown field in a value source ({', '.join(SOURCE_KEYS)})"
             )
         keys = [k for k in ("fromNamespaceLabel", "fromWorkloadLabel") if k in node]
         if len(keys) != 1:
@@ -264,7 +270,7 @@ def _check_sources(node: Any, where: str, path: tuple[str, ...] = ()) -> None:
         return
     if isinstance(node, Mapping):
         for k, v in node.items():
-            _check_sources(v, f"{where}.{k}", (*path, str(k)))
+            _check_sources(v, _key(where, k), (*path, str(k)))
     elif isinstance(node, list):
         for i, v in enumerate(node):
             _check_sources(v, f"{where}[{i}]", (*path, str(i)))
@@ -308,7 +314,7 @@ def fill_sources(node: Any, labels: _Labels | _Placeholder, where: str = "spec.s
         if isinstance(n, Mapping):
             out = {}
             for k, v in n.items():
-                keep, value = fill(v, f"{at}.{k}")
+                keep, value = fill(v, _key(at, k))
                 if keep:
                     out[k] = value
             return True, out
