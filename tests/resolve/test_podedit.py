@@ -681,3 +681,13 @@ def test_random_objects_only_raise_library_errors(obj: Any, edit: Any, which: Ka
         return
     assert obj == before
     assert apply_json_patch(obj, change.json_patch) == change.new_object
+
+
+def test_the_api_servers_default_scheduler_is_not_a_choice_to_keep() -> None:
+    obj = pytorch(worker=False)
+    obj["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["schedulerName"] = "default-scheduler"
+    change = apply_edits(PYTORCH, obj, [SetSchedulerName("kai-scheduler", existing="keep")])
+    assert change.new_object["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["schedulerName"] == (
+        "kai-scheduler"
+    )
+    assert change.warnings == ()

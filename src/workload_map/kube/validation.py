@@ -24,6 +24,9 @@ DNS_SUBDOMAIN_MAX = 253
 #: Kubernetes' limit on all annotations of one object together (``TotalAnnotationSizeLimitB``).
 ANNOTATIONS_MAX_BYTES = 256 * 1024
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+#: The scheduler name the API server writes into a pod spec that names none (so a template that
+#: shows it has not chosen a scheduler).
+DEFAULT_SCHEDULER = "default-scheduler"
 TOLERATION_OPERATORS = ("Exists", "Equal")
 
 
@@ -98,6 +101,7 @@ def is_extended_resource(name: str) -> bool:
 
 __all__ = [
     "ANNOTATIONS_MAX_BYTES",
+    "DEFAULT_SCHEDULER",
     "LABEL_VALUE_MAX",
     "TAINT_EFFECTS",
     "TOLERATION_OPERATORS",

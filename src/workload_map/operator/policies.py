@@ -167,10 +167,13 @@ class PolicyAdmission:
         kind: Mapping[str, Any] = raw_kind if isinstance(raw_kind, Mapping) else {}
         group, version, kind_name = (str(kind.get(k) or "") for k in ("group", "version", "kind"))
         policies, definitions = self.source.current()
+        name = f"{kind_name} {request.get('namespace') or ''}/{meta(obj).get('name') or ''}"
         if not policies:
+            log.debug("policies: %s: no WorkloadPolicy in the cluster", name)
             return {"allowed": True}
         found = definitions.for_gvk(group, version, kind_name)
         if len(found) != 1:
+            log.debug("policies: %s: %d definitions cover %s/%s", name, len(found), group, version)
             return {"allowed": True}  # no (single) definition covers it: not ours to change
         if controller_ref(obj) is not None:
             # Created by a controller (a JobSet's Jobs, a Deployment's pods, a TrainJob's JobSet):
@@ -183,6 +186,9 @@ class PolicyAdmission:
             policies,
             operation=operation,
             namespace_labels=self.source.namespace_labels(namespace),
+        )
+        log.debug(
+            "policies: %s: applied %s (%d operations)", name, result.applied, len(result.change.json_patch)
         )
         response: Obj = {"allowed": True}
         if result.change.changed:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from workload_map.errors import ResolveError, WriteBackError
-from workload_map.kube.validation import is_extended_resource
+from workload_map.kube.validation import DEFAULT_SCHEDULER, is_extended_resource
 from workload_map.resolve._jq import Path, getpath
 from workload_map.resolve._writepaths import (
     Change,
@@ -425,6 +425,8 @@ def _scalar_edit(
     run: _Run, path: Path, t: Target, value: Any, existing: Existing, what: str, where: str
 ) -> None:
     current = getpath(run.obj, path)
+    if what == "schedulerName" and current == DEFAULT_SCHEDULER:
+        current = None  # the API server's default (set before admission), not a choice to keep
     if run.decide(existing, current, value, what, where):
         run.write(path, value, t)
 
