@@ -34,24 +34,49 @@ class NotAssignableError(WriteBackError):
         self.path = path
 
 
-@dataclass(frozen=True)
 class Change:
     """The result of a write: the new object and two patches from the old object to it.
 
     ``merge_patch`` is ``None`` when the change cannot be expressed as a merge patch (it sets an
     object member to ``null``, e.g. a resume action whose value is ``"null"``); use ``json_patch``.
-    ``warnings`` are things the write chose not to do (a value kept because overwriting was not
-    asked for), in words for the user.
+    It is computed when first read. ``warnings`` are things the write chose not to do (a value
+    kept because overwriting was not asked for), in words for the user.
+
+    Writes are copy-on-write: ``new_object`` (and the patches' values) share every part the write
+    did not change with the input object (which is never mutated), so a write costs what it
+    changes, not the object's size. Treat them as read-only, or ``copy.deepcopy`` before mutating.
     """
 
-    new_object: dict[str, Any]
-    json_patch: JsonPatch
-    merge_patch: Any | None
-    warnings: tuple[str, ...] = ()
+    __slots__ = ("_merge", "_old", "json_patch", "new_object", "warnings")
+
+    def __init__(
+        self,
+        new_object: dict[str, Any],
+        json_patch: JsonPatch,
+        old: Mapping[str, Any],
+        warnings: tuple[str, ...] = (),
+    ) -> None:
+        self.new_object = new_object
+        self.json_patch = json_patch
+        self.warnings = warnings
+        self._old = old
+        self._merge: tuple[Any | None] | None = None
+
+    @property
+    def merge_patch(self) -> Any | None:
+        if self._merge is None:
+            try:
+                self._merge = (merge_patch(self._old, self.new_object),)
+            except PatchError:
+                self._merge = (None,)
+        return self._merge[0]
 
     @property
     def changed(self) -> bool:
         return bool(self.json_patch)
+
+    def __repr__(self) -> str:
+        return f"Change(json_patch={self.json_patch!r}, warnings={self.warnings!r})"
 
     def to_dict(self) -> dict[str, Any]:
         out = {"object": self.new_object, "jsonPatch": self.json_patch, "mergePatch": self.merge_patch}
@@ -62,11 +87,7 @@ class Change:
 
 def make_change(old: Mapping[str, Any], new: dict[str, Any], warnings: tuple[str, ...] = ()) -> Change:
     """A :class:`Change` between two objects (exposed for callers composing several writes)."""
-    try:
-        mp: Any | None = merge_patch(old, new)
-    except PatchError:
-        mp = None
-    return Change(new_object=new, json_patch=json_patch(old, new), merge_patch=mp, warnings=warnings)
+    return Change(new, json_patch(old, new), old, warnings)
 
 
 def plain(value: Any) -> Any:

@@ -734,7 +734,7 @@ def apply_edits(
         if not isinstance(e, EDIT_TYPES):
             raise WriteBackError(f"not an edit: {e!r}")
     pod_edits = [e for e in edits if not isinstance(e, _OBJECT_EDITS)]
-    run = _Run(copy.deepcopy(dict(obj)), dname, _Refusals(dname))
+    run = _Run(dict(obj), dname, _Refusals(dname))
     scope = components
     for e in pod_edits:
         if isinstance(e, _CONTAINER_EDITS) and e.component is not None and e.component not in cd.components:

@@ -390,7 +390,7 @@ def apply_policies(
     group, _ = split_api_version(str(obj.get("apiVersion") or ""))
     kind = str(obj.get("kind") or "")
     ns_labels = dict(namespace_labels or {})
-    current: dict[str, Any] = copy.deepcopy(dict(obj))
+    current: dict[str, Any] = dict(obj)
     applied: list[str] = []
     warnings: list[str] = []
     owners: dict[str, tuple[str, Any]] = {}  # JSON pointer -> (policy, value) it wrote

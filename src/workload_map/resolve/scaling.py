@@ -30,7 +30,6 @@ needs no write, whatever the expression.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -512,7 +511,7 @@ def scale(
     except _Blocked as exc:
         raise refuse(exc.reason) from None
     t = Target(dname, comp.name, label, ce)
-    new: Any = copy.deepcopy(dict(obj))
+    new: Any = dict(obj)
     for w in writes:
         new = set_at(new, w.path, w.value, t)
     before_ids = instance_ids(comp, dname, obj)

@@ -183,7 +183,7 @@ def _whole(
         if not isinstance(v, Mapping):
             raise WriteBackError(f"{label} value for component '{component}' must be an object, got {v!r}")
     t = Target(dname, component, label, ce)
-    new = _write_values(copy.deepcopy(dict(obj)), comp, t, ordered)
+    new = _write_values(dict(obj), comp, t, ordered)
     return make_change(obj, new)
 
 
@@ -242,7 +242,7 @@ def update_fragmented(
     frag_exprs = dict(comp.fragmented)
     ordered = _ordered_values(comp, dname, obj, values)
     frags = [as_fragments(v) for v in ordered]
-    new: Any = copy.deepcopy(dict(obj))
+    new: Any = dict(obj)
     for wire, attr, path_attr, label in FRAGMENT_WRITE_ORDER:
         prefix = f"failed to update {wire}: "
         field_values = [getattr(f, attr) for f in frags]
@@ -271,7 +271,7 @@ def _apply_actions(
         comps: Iterable[CompiledComponent] = (comp,)
     else:
         comps = cd.components.values()
-    new: Any = copy.deepcopy(dict(obj))
+    new: Any = dict(obj)
     applied = False
     for comp in comps:
         actions: tuple[CompiledAction, ...] = (
@@ -340,7 +340,7 @@ def patch_all_pod_specs(
         edits.append(SetPodAnnotations(annotations))
     if not edits:
         compiled_for(definition, obj)
-        return make_change(obj, copy.deepcopy(dict(obj)))
+        return make_change(obj, dict(obj))
     return apply_edits(definition, obj, edits, components=components)
 
 
