@@ -46,47 +46,72 @@ LOCAL_NEEDS_FILE = (
 )
 
 
+_META = "wmap.write"
+
+
+def _keep(name: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+    def callback(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+        ctx.meta.setdefault(_META, {})[name] = value
+
+    return callback
+
+
 def write_options(manager: str) -> Callable[[F], F]:
-    """The flags every write command takes (kubectl's names and meanings)."""
+    """The flags every write command takes (kubectl's names and meanings); the command reads them
+    with :func:`options`."""
 
     def decorate(f: F) -> F:
-        f = click.option(
-            "--field-manager",
-            default=manager,
-            show_default=True,
-            help="Name of the manager used to track field ownership.",
-        )(f)
-        f = click.option(
-            "--diff",
-            "show_diff",
-            is_flag=True,
-            help="Print a unified diff of the object before and after (like kubectl diff) instead of the "
-            "usual line; combine with --dry-run=server to preview with the API server's defaults.",
-        )(f)
-        f = click.option(
-            "--dry-run",
-            type=click.Choice(DRY_RUN),
-            is_flag=False,
-            flag_value="client",
-            default="none",
-            show_default=True,
-            help="client: only print what would be sent; server: submit with dryRun=All (admission "
-            "and validation run, nothing is stored).",
-        )(f)
-        f = click.option(
-            "--local",
-            is_flag=True,
-            help="Change the manifests given with -f without contacting the API server; print them "
-            "(-o yaml|json).",
-        )(f)
-        f = click.option(
-            "-f",
-            "--filename",
-            "filenames",
-            multiple=True,
-            metavar="FILE",
-            help="Manifest(s) to change (- for stdin; a List or many documents per file).",
-        )(f)
+        flags: list[Callable[[F], F]] = [
+            click.option(
+                "-f",
+                "--filename",
+                "filenames",
+                multiple=True,
+                metavar="FILE",
+                expose_value=False,
+                callback=_keep("filenames"),
+                help="Manifest(s) to change (- for stdin; a List or many documents per file).",
+            ),
+            click.option(
+                "--local",
+                is_flag=True,
+                expose_value=False,
+                callback=_keep("local"),
+                help="Change the manifests given with -f without contacting the API server; print them "
+                "(-o yaml|json).",
+            ),
+            click.option(
+                "--dry-run",
+                type=click.Choice(DRY_RUN),
+                is_flag=False,
+                flag_value="client",
+                default="none",
+                show_default=True,
+                expose_value=False,
+                callback=_keep("dry_run"),
+                help="client: only print what would be sent; server: submit with dryRun=All (admission "
+                "and validation run, nothing is stored).",
+            ),
+            click.option(
+                "--diff",
+                "show_diff",
+                is_flag=True,
+                expose_value=False,
+                callback=_keep("diff"),
+                help="Print a unified diff of the object before and after (like kubectl diff) instead of "
+                "the usual line; combine with --dry-run=server to preview with the API server's defaults.",
+            ),
+            click.option(
+                "--field-manager",
+                default=manager,
+                show_default=True,
+                expose_value=False,
+                callback=_keep("field_manager"),
+                help="Name of the manager used to track field ownership.",
+            ),
+        ]
+        for flag in reversed(flags):
+            f = flag(f)
         f = output_option(FORMATS)(f)
         return connection_options(f)
 
@@ -105,21 +130,24 @@ class Options:
     output: str | None = None
 
 
-def options(
-    state: State,
-    filenames: Sequence[str],
-    local: bool,
-    dry_run: str,
-    show_diff: bool,
-    field_manager: str,
-) -> Options:
-    if local and not filenames:
+def options(state: State) -> Options:
+    """The write flags of the running command, checked together."""
+    given = click.get_current_context().meta.get(_META, {})
+    opts = Options(
+        filenames=tuple(given.get("filenames") or ()),
+        local=bool(given.get("local")),
+        dry_run=str(given.get("dry_run") or "none"),
+        diff=bool(given.get("diff")),
+        field_manager=str(given.get("field_manager") or "wmap"),
+        output=state.output,
+    )
+    if opts.local and not opts.filenames:
         raise click.UsageError(LOCAL_NEEDS_FILE)
-    if local and dry_run == "server":
+    if opts.local and opts.dry_run == "server":
         raise click.UsageError("--local and --dry-run=server cannot be used together (nothing is sent)")
-    if show_diff and state.output is not None:
+    if opts.diff and opts.output is not None:
         raise click.UsageError("--diff and -o/--output cannot be used together")
-    return Options(tuple(filenames), local, dry_run, show_diff, field_manager, state.output)
+    return opts
 
 
 # --- targets -------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from workload_map.errors import WriteBackError
 from workload_map.kube.validation import (
@@ -343,51 +343,41 @@ class SetTolerations:
 
 
 @dataclass(frozen=True)
-class SetPodLabels:
+class _MapEdit:
+    """Keys of a string map set (``values``) and removed (``unset``): labels or annotations."""
+
+    values: Mapping[str, str] = field(default_factory=dict)
+    unset: tuple[str, ...] = ()
+    existing: Existing = "overwrite"
+    #: ``label`` or ``annotation``: which of Kubernetes' rules the keys and values follow.
+    kind: ClassVar[str] = "label"
+
+    def __post_init__(self) -> None:
+        _labels(self.values, self.unset, self.kind)
+
+
+@dataclass(frozen=True)
+class SetPodLabels(_MapEdit):
     """Labels of the pod templates (``metadata.labels``, ``metadataPath``, ``labelsPath``)."""
 
-    values: Mapping[str, str] = field(default_factory=dict)
-    unset: tuple[str, ...] = ()
-    existing: Existing = "overwrite"
-
-    def __post_init__(self) -> None:
-        _labels(self.values, self.unset, "label")
-
 
 @dataclass(frozen=True)
-class SetPodAnnotations:
+class SetPodAnnotations(_MapEdit):
     """Annotations of the pod templates (``metadata.annotations``, ``annotationsPath``)."""
 
-    values: Mapping[str, str] = field(default_factory=dict)
-    unset: tuple[str, ...] = ()
-    existing: Existing = "overwrite"
-
-    def __post_init__(self) -> None:
-        _labels(self.values, self.unset, "annotation")
+    kind: ClassVar[str] = "annotation"
 
 
 @dataclass(frozen=True)
-class SetLabels:
+class SetLabels(_MapEdit):
     """Labels of the workload object itself (``kubectl label``)."""
 
-    values: Mapping[str, str] = field(default_factory=dict)
-    unset: tuple[str, ...] = ()
-    existing: Existing = "overwrite"
-
-    def __post_init__(self) -> None:
-        _labels(self.values, self.unset, "label")
-
 
 @dataclass(frozen=True)
-class SetAnnotations:
+class SetAnnotations(_MapEdit):
     """Annotations of the workload object itself (``kubectl annotate``)."""
 
-    values: Mapping[str, str] = field(default_factory=dict)
-    unset: tuple[str, ...] = ()
-    existing: Existing = "overwrite"
-
-    def __post_init__(self) -> None:
-        _labels(self.values, self.unset, "annotation")
+    kind: ClassVar[str] = "annotation"
 
 
 #: Pod spec fields a fragmented spec can carry, by the fragment that holds them (path prefix

@@ -35,23 +35,15 @@ def make(verb: str) -> click.Command:
     )
     @write_options(f"wmap-{verb}")
     def command(
-        args: tuple[str, ...],
-        overwrite: bool,
-        pod_templates: bool,
-        components: tuple[str, ...],
-        filenames: tuple[str, ...],
-        local: bool,
-        dry_run: str,
-        show_diff: bool,
-        field_manager: str,
+        args: tuple[str, ...], overwrite: bool, pod_templates: bool, components: tuple[str, ...]
     ) -> None:
-        from workload_map.cli.commands.set import _components, _edit, parse_specs
+        from workload_map.cli.edit_args import build_edit, component_names, parse_specs
         from workload_map.kube.objects import labels_of
         from workload_map.resolve import writeback as wb
 
         state = get_state()
-        opts = options(state, filenames, local, dry_run, show_diff, field_manager)
-        words, specs = split_targets(args, filenames)
+        opts = options(state)
+        words, specs = split_targets(args, opts.filenames)
         values, unset = parse_specs(specs, noun)
         if not values and not unset:
             raise click.UsageError(f"at least one {noun} update is required")
@@ -65,8 +57,8 @@ def make(verb: str) -> click.Command:
             (True, "annotate"): wb.SetPodAnnotations,
         }
         cls = kinds[(pod_templates, verb)]
-        edits = [_edit(lambda: cls(values, tuple(unset), existing))]
-        scope = _components(components)
+        edits = [build_edit(lambda: cls(values, tuple(unset), existing))]
+        scope = component_names(components)
 
         def compute(definition: Any, obj: dict[str, Any]) -> Any:
             return wb.apply_edits(definition, obj, edits, components=scope)

@@ -57,8 +57,8 @@ def preview(
     """Show what the policies would change on each manifest: a unified diff (the policies that
     applied, conflicts and kept values as warnings), or the changed manifests with -o yaml|json."""
     from workload_map.cli import exit_codes
-    from workload_map.cli.commands.set import parse_pairs
     from workload_map.cli.common import Session
+    from workload_map.cli.edit_args import parse_pairs
     from workload_map.cli.errors import CommandError
     from workload_map.cli.live import entry_for_manifest, read_objects
     from workload_map.cli.main import get_state

@@ -52,17 +52,7 @@ def _component(definition: Any, wanted: str | None) -> Any:
     help="Only these instances (e.g. a JobSet's replicated job); the others keep their count.",
 )
 @write_options("wmap-scale")
-def command(
-    args: tuple[str, ...],
-    replicas: int,
-    component: str | None,
-    instances: tuple[str, ...],
-    filenames: tuple[str, ...],
-    local: bool,
-    dry_run: str,
-    show_diff: bool,
-    field_manager: str,
-) -> None:
+def command(args: tuple[str, ...], replicas: int, component: str | None, instances: tuple[str, ...]) -> None:
     """Scale a component: the field its count is read from is written so the count reads
     --replicas (a computed count such as replicas x (size - 1) writes the one factor that makes
     it; a count that is a constant, or a role the object does not declare, cannot be scaled).
@@ -72,8 +62,8 @@ def command(
             "The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0"
         )
     state = get_state()
-    opts = options(state, filenames, local, dry_run, show_diff, field_manager)
-    words, specs = split_targets(args, filenames)
+    opts = options(state)
+    words, specs = split_targets(args, opts.filenames)
     if specs:
         raise click.UsageError(f'unexpected argument "{specs[0]}"')
 

@@ -6,60 +6,18 @@ predictor fragments...). Offline with ``--local -f``, live with a resourceVersio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import click
 
+from workload_map.cli.edit_args import build_edit as _edit
+from workload_map.cli.edit_args import component_names as _components
+from workload_map.cli.edit_args import parse_pairs, parse_specs, parse_toleration
 from workload_map.cli.main import get_state
-from workload_map.cli.write import Options, is_spec, options, run, split_targets, write_options
+from workload_map.cli.write import Options, options, run, split_targets, write_options
 
 CTX = {"help_option_names": ["-h", "--help"]}
-
-
-def parse_pairs(values: Sequence[str], what: str) -> dict[str, str]:
-    """``a=1,b=2`` (kubectl's --requests/--limits) -> ``{"a": "1", "b": "2"}``."""
-    out: dict[str, str] = {}
-    for value in values:
-        for item in value.split(","):
-            key, eq, v = item.partition("=")
-            if not eq or not key:
-                raise click.UsageError(f'invalid {what} "{item}": expected NAME=VALUE')
-            out[key] = v
-    return out
-
-
-def parse_specs(specs: Sequence[str], what: str) -> tuple[dict[str, str], list[str]]:
-    """``k=v`` sets, ``k-`` removes (kubectl's label/env/node-selector grammar)."""
-    values: dict[str, str] = {}
-    unset: list[str] = []
-    for spec in specs:
-        if "=" in spec:
-            key, _, value = spec.partition("=")
-            if not key:
-                raise click.UsageError(f'invalid {what} "{spec}": the key is empty')
-            values[key] = value
-        elif spec.endswith("-") and len(spec) > 1:
-            unset.append(spec[:-1])
-        else:
-            raise click.UsageError(f'invalid {what} "{spec}": expected KEY=VALUE or KEY-')
-    return values, unset
-
-
-def parse_toleration(spec: str) -> Any:
-    """``KEY[=VALUE][:EFFECT]`` -> a Toleration (kubectl taint's notation; no value: Exists)."""
-    from workload_map.resolve.writeback import Toleration
-
-    body, colon, effect = spec.rpartition(":") if ":" in spec else (spec, "", "")
-    key, eq, value = body.partition("=")
-    if not key and not (eq or value):
-        raise click.UsageError(f'invalid toleration "{spec}": expected KEY[=VALUE][:EFFECT]')
-    return Toleration(key=key, effect=effect if colon else "", value=value)
-
-
-def _components(values: Sequence[str]) -> list[str] | None:
-    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
-    return names or None
 
 
 def _go(
@@ -71,17 +29,6 @@ def _go(
         return apply_edits(definition, obj, edits, components=components)
 
     run(get_state(), ctx_opts, words, compute, lambda change, _before: past if change.changed else None)
-
-
-def _edit(build: Any) -> Any:
-    """Build edits, turning value errors into ``error:`` lines (exit 1, as kubectl)."""
-    from workload_map.cli.errors import CommandError
-    from workload_map.resolve.writeback import InvalidEditError
-
-    try:
-        return build()
-    except InvalidEditError as exc:
-        raise CommandError(str(exc)) from exc
 
 
 component_option = click.option(
@@ -105,22 +52,14 @@ def command() -> None:
 @click.argument("args", nargs=-1, metavar="(-f FILE | TYPE/NAME) [COMPONENT/]CONTAINER=IMAGE...")
 @component_option
 @write_options("wmap-set")
-def image(
-    args: tuple[str, ...],
-    components: tuple[str, ...],
-    filenames: tuple[str, ...],
-    local: bool,
-    dry_run: str,
-    show_diff: bool,
-    field_manager: str,
-) -> None:
+def image(args: tuple[str, ...], components: tuple[str, ...]) -> None:
     """Update the image of containers (and init containers): CONTAINER=IMAGE, * for every one,
     COMPONENT/CONTAINER for one component's. A fragmented spec's unnamed main container (Spark's
     driver image) answers to * and to its component's name."""
     from workload_map.resolve.writeback import SetImage
 
-    opts = options(get_state(), filenames, local, dry_run, show_diff, field_manager)
-    words, specs = split_targets(args, filenames)
+    opts = options(get_state())
+    words, specs = split_targets(args, opts.filenames)
     if not specs:
         raise click.UsageError("at least one image update is required: CONTAINER=IMAGE")
     edits = []
@@ -129,7 +68,7 @@ def image(
         component, slash, container = left.rpartition("/")
         if not left or not img or (slash and not component):
             raise click.UsageError(f'invalid image update "{spec}": expected [COMPONENT/]CONTAINER=IMAGE')
-        edits.append(_edit(lambda c=container, i=img, comp=component: SetImage(c, i, comp or None)))
+        edits.append(_edit(partial(SetImage, container, img, component or None)))
     _go(opts, words, edits, _components(components), "image updated")
 
 
@@ -157,18 +96,13 @@ def resources(
     requests: tuple[str, ...],
     limits: tuple[str, ...],
     components: tuple[str, ...],
-    filenames: tuple[str, ...],
-    local: bool,
-    dry_run: str,
-    show_diff: bool,
-    field_manager: str,
 ) -> None:
     """Set resource requests and limits (extended resources such as nvidia.com/gpu included; their
     request must equal the limit, as Kubernetes requires)."""
     from workload_map.resolve.writeback import SetResources
 
-    opts = options(get_state(), filenames, local, dry_run, show_diff, field_manager)
-    words, specs = split_targets(args, filenames)
+    opts = options(get_state())
+    words, specs = split_targets(args, opts.filenames)
     if specs:
         raise click.UsageError(f'unexpected argument "{specs[0]}": use --requests and --limits')
     req, lim = parse_pairs(requests, "request"), parse_pairs(limits, "limit")
@@ -205,19 +139,14 @@ def env(
     from_: tuple[str, ...],
     prefix: str,
     components: tuple[str, ...],
-    filenames: tuple[str, ...],
-    local: bool,
-    dry_run: str,
-    show_diff: bool,
-    field_manager: str,
 ) -> None:
     """Set (KEY=VALUE), remove (KEY-) environment variables, or add --from sources. Unlike kubectl,
     --from adds an envFrom reference instead of copying the keys: nothing secret passes through
     this client, and pods follow later changes of the Secret or ConfigMap."""
     from workload_map.resolve.writeback import EnvFrom, SetEnv
 
-    opts = options(get_state(), filenames, local, dry_run, show_diff, field_manager)
-    words, specs = split_targets(args, filenames)
+    opts = options(get_state())
+    words, specs = split_targets(args, opts.filenames)
     values, unset = parse_specs([*specs, *env_flags], "environment variable")
     sources = []
     for src in from_:
@@ -225,8 +154,10 @@ def env(
         kinds = {"secret": "secret", "configmap": "configMap", "cm": "configMap"}
         if not slash or kind.lower() not in kinds:
             raise click.UsageError(f'invalid --from "{src}": expected secret/NAME or configmap/NAME')
-        ref = kinds[kind.lower()]
-        sources.append(_edit(lambda k=ref, n=name: EnvFrom(k, n, prefix)))
+        if kinds[kind.lower()] == "secret":
+            sources.append(_edit(partial(EnvFrom, "secret", name, prefix)))
+        else:
+            sources.append(_edit(partial(EnvFrom, "configMap", name, prefix)))
     if not values and not unset and not sources:
         raise click.UsageError(
             "at least one environment variable change is required (KEY=VALUE, KEY- or --from)"
@@ -241,20 +172,12 @@ def env(
 @click.argument("args", nargs=-1, metavar="(-f FILE | TYPE/NAME) SCHEDULER")
 @component_option
 @write_options("wmap-set")
-def scheduler(
-    args: tuple[str, ...],
-    components: tuple[str, ...],
-    filenames: tuple[str, ...],
-    local: bool,
-    dry_run: str,
-    show_diff: bool,
-    field_manager: str,
-) -> None:
+def scheduler(args: tuple[str, ...], components: tuple[str, ...]) -> None:
     """Set spec.schedulerName of every pod template (schedulerNamePath on fragmented specs)."""
     from workload_map.resolve.writeback import SetSchedulerName
 
-    opts = options(get_state(), filenames, local, dry_run, show_diff, field_manager)
-    words, (name,) = split_targets(args, filenames, values=1)
+    opts = options(get_state())
+    words, (name,) = split_targets(args, opts.filenames, values=1)
     _go(opts, words, [_edit(lambda: SetSchedulerName(name))], _components(components), "scheduler updated")
 
 
@@ -262,20 +185,12 @@ def scheduler(
 @click.argument("args", nargs=-1, metavar="(-f FILE | TYPE/NAME) PRIORITY_CLASS")
 @component_option
 @write_options("wmap-set")
-def priority_class(
-    args: tuple[str, ...],
-    components: tuple[str, ...],
-    filenames: tuple[str, ...],
-    local: bool,
-    dry_run: str,
-    show_diff: bool,
-    field_manager: str,
-) -> None:
+def priority_class(args: tuple[str, ...], components: tuple[str, ...]) -> None:
     """Set spec.priorityClassName of every pod template."""
     from workload_map.resolve.writeback import SetPriorityClassName
 
-    opts = options(get_state(), filenames, local, dry_run, show_diff, field_manager)
-    words, (name,) = split_targets(args, filenames, values=1)
+    opts = options(get_state())
+    words, (name,) = split_targets(args, opts.filenames, values=1)
     _go(
         opts,
         words,
@@ -289,21 +204,13 @@ def priority_class(
 @click.argument("args", nargs=-1, metavar="(-f FILE | TYPE/NAME) KEY=VALUE... KEY-...")
 @component_option
 @write_options("wmap-set")
-def node_selector(
-    args: tuple[str, ...],
-    components: tuple[str, ...],
-    filenames: tuple[str, ...],
-    local: bool,
-    dry_run: str,
-    show_diff: bool,
-    field_manager: str,
-) -> None:
+def node_selector(args: tuple[str, ...], components: tuple[str, ...]) -> None:
     """Set or remove spec.nodeSelector keys (on a fragmented spec: a required node affinity term
     through nodeAffinityPath, which Kubernetes reads the same way)."""
     from workload_map.resolve.writeback import SetNodeSelector
 
-    opts = options(get_state(), filenames, local, dry_run, show_diff, field_manager)
-    words, specs = split_targets(args, filenames)
+    opts = options(get_state())
+    words, specs = split_targets(args, opts.filenames)
     values, unset = parse_specs(specs, "node selector")
     if not values and not unset:
         raise click.UsageError("at least one node selector change is required: KEY=VALUE or KEY-")
@@ -322,21 +229,13 @@ def node_selector(
 @component_option
 @write_options("wmap-set")
 def tolerations(
-    args: tuple[str, ...],
-    add: tuple[str, ...],
-    remove: tuple[str, ...],
-    components: tuple[str, ...],
-    filenames: tuple[str, ...],
-    local: bool,
-    dry_run: str,
-    show_diff: bool,
-    field_manager: str,
+    args: tuple[str, ...], add: tuple[str, ...], remove: tuple[str, ...], components: tuple[str, ...]
 ) -> None:
     """Add tolerations (one for the same key and effect is replaced) or remove them."""
     from workload_map.resolve.writeback import SetTolerations
 
-    opts = options(get_state(), filenames, local, dry_run, show_diff, field_manager)
-    words, specs = split_targets(args, filenames)
+    opts = options(get_state())
+    words, specs = split_targets(args, opts.filenames)
     if specs:
         raise click.UsageError(f'unexpected argument "{specs[0]}": use --add and --remove')
     if not add and not remove:
@@ -345,4 +244,4 @@ def tolerations(
     _go(opts, words, edits, _components(components), "tolerations updated")
 
 
-__all__ = ["command", "is_spec", "parse_pairs", "parse_specs", "parse_toleration"]
+__all__ = ["command"]

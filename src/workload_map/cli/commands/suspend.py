@@ -22,20 +22,12 @@ def make(verb: str) -> click.Command:
         "--component", default=None, help=f"Only this component's {verb} actions (default: every one)."
     )
     @write_options(f"wmap-{verb}")
-    def command(
-        args: tuple[str, ...],
-        component: str | None,
-        filenames: tuple[str, ...],
-        local: bool,
-        dry_run: str,
-        show_diff: bool,
-        field_manager: str,
-    ) -> None:
+    def command(args: tuple[str, ...], component: str | None) -> None:
         from workload_map.resolve import writeback
 
         state = get_state()
-        opts = options(state, filenames, local, dry_run, show_diff, field_manager)
-        words, specs = split_targets(args, filenames)
+        opts = options(state)
+        words, specs = split_targets(args, opts.filenames)
         if specs:
             raise click.UsageError(f'unexpected argument "{specs[0]}"')
         fn = writeback.suspend if verb == "suspend" else writeback.resume
