@@ -687,7 +687,6 @@ def test_the_api_servers_default_scheduler_is_not_a_choice_to_keep() -> None:
     obj = pytorch(worker=False)
     obj["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["schedulerName"] = "default-scheduler"
     change = apply_edits(PYTORCH, obj, [SetSchedulerName("kai-scheduler", existing="keep")])
-    assert change.new_object["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["schedulerName"] == (
-        "kai-scheduler"
-    )
+    spec = change.new_object["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]
+    assert spec["schedulerName"] == "kai-scheduler"
     assert change.warnings == ()
