@@ -289,3 +289,88 @@ def test_output_lines_are_kubectls(
     assert rc == 0, err
     expected = kubectl_out(kc, "-n", namespace, *(a.format(w="deployment/web") for a in theirs))
     assert out == expected
+
+
+def test_field_manager_is_recorded(kube: KubeTestClient, kc: str, namespace: str) -> None:
+    created = _jobset(kube, namespace)
+    word = _word(kube, created)
+    rc, _, err = wmap(
+        "--kubeconfig", kc, "-n", namespace, "set", "scheduler", word, "kai", "--field-manager", "gitops-bot"
+    )
+    assert rc == 0, err
+    rc, _, err = wmap("--kubeconfig", kc, "-n", namespace, "label", word, "team=ml")
+    assert rc == 0, err
+    managers = {m["manager"] for m in kube.get_obj(created)["metadata"]["managedFields"]}
+    assert {"gitops-bot", "wmap-label"} <= managers
+
+
+@pytest.mark.parametrize(
+    ("args", "ours"),
+    [
+        (("set", "resources", "{w}", "--limits=cpu=abc"), "quantities must match the regular expression"),
+        (("set", "resources", "{w}", "--limits=cpu=-1"), "must be greater than or equal to 0"),
+        (("set", "tolerations", "{w}", "--add", "gpu:Sometimes"), "is not one of NoSchedule"),
+        (("label", "{w}", "--pod-templates", "queue=not a value"), 'invalid label "queue" value'),
+        (("set", "scheduler", "{w}", "Kai_Scheduler"), "RFC 1123 subdomain"),
+        (("set", "env", "{w}", "1BAD=x"), "a valid environment variable name"),
+    ],
+)
+def test_values_refused_here_are_refused_by_the_api_server(
+    kube: KubeTestClient, kc: str, namespace: str, args: tuple[str, ...], ours: str
+) -> None:
+    """Each value wmap refuses before writing is one the API server refuses too: the same change
+    made by hand (a JSON patch of the pod template, server-side dry run) is rejected (422) by the
+    Deployment's validation and by the JobSet CRD's schema where it checks that field."""
+    deploy = kube.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": namespace},
+            "spec": {
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "app", "image": "app:1"}]},
+                },
+            },
+        }
+    )
+    rc, out, err = wmap("--kubeconfig", kc, "-n", namespace, *(a.format(w="deployment/web") for a in args))
+    assert (rc, out) == (1, "") and ours in err, err
+    by_hand = {
+        "set": {
+            "resources": (
+                "/spec/template/spec/containers/0/resources",
+                {"limits": {"cpu": args[-1].split("=")[-1]}},
+            ),
+            "tolerations": (
+                "/spec/template/spec/tolerations",
+                [{"key": "gpu", "operator": "Exists", "effect": "Sometimes"}],
+            ),
+            "scheduler": ("/spec/template/spec/schedulerName", args[-1]),
+            "env": ("/spec/template/spec/containers/0/env", [{"name": "1BAD", "value": "x"}]),
+        },
+        "label": {"": ("/spec/template/metadata/labels/queue", "not a value")},
+    }
+    path, value = by_hand["set"][args[1]] if args[0] == "set" else by_hand["label"][""]
+    with pytest.raises(KubeApiError) as refused:
+        kube.request(
+            "PATCH",
+            kube.path_of(deploy),
+            [{"op": "add", "path": path, "value": value}],
+            params={"dryRun": "All"},
+            content_type="application/json-patch+json",
+        )
+    assert refused.value.status_code == 422, refused.value
+    if args[1:2] == ("resources",) and args[-1].endswith("abc"):  # the CRD's quantity pattern
+        js = _jobset(kube, namespace)
+        container = "/spec/replicatedJobs/0/template/spec/template/spec/containers/0/resources"
+        with pytest.raises(KubeApiError) as schema:
+            kube.request(
+                "PATCH",
+                kube.path_of(js),
+                [{"op": "add", "path": container, "value": {"limits": {"cpu": "abc"}}}],
+                params={"dryRun": "All"},
+                content_type="application/json-patch+json",
+            )
+        assert schema.value.status_code == 422 and "limits.cpu" in str(schema.value)

@@ -690,3 +690,34 @@ def test_the_api_servers_default_scheduler_is_not_a_choice_to_keep() -> None:
     spec = change.new_object["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]
     assert spec["schedulerName"] == "kai-scheduler"
     assert change.warnings == ()
+
+
+def hostile(path: str) -> Karta:
+    return karta(
+        "hostile",
+        {"name": "root", "kind": {"group": "x.io", "version": "v1", "kind": "W"}},
+        {"name": "w", "ownerRef": "root", "specDefinition": {"podTemplateSpecPath": path}},
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "obj", "message"),
+    [
+        # reads fine, cannot be written: named, nothing changed
+        ("[.spec.t][0]", {"spec": {"t": {"spec": {}}}}, "'[.spec.t][0]' is not an assignable path"),
+        # more locations than the engine returns: a bounded error, not a long write
+        (
+            ".spec.t[]",
+            {"spec": {"t": [{"spec": {}} for _ in range(5000)]}},
+            "cannot write podTemplateSpecPath",
+        ),
+        # a path that never ends: the step budget stops it
+        ("def f: .spec | f; f", {"spec": {}}, "cannot write podTemplateSpecPath"),
+    ],
+)
+def test_hostile_write_back_paths_end_in_an_error(path: str, obj: dict[str, Any], message: str) -> None:
+    before = copy.deepcopy(obj)
+    with pytest.raises(WriteBackError) as info:
+        apply_edits(hostile(path), obj, [SetSchedulerName("kai")])
+    assert message in str(info.value)
+    assert obj == before
