@@ -352,19 +352,24 @@ class _Refusals:
     def __init__(self, dname: str) -> None:
         self.dname = dname
         self.items: list[str] = []
+        self.refused: set[str] = set()
 
     def add(self, loc: PodLocation, edit: PodEdit, why: str) -> None:
         text = f"cannot set {edit_field(edit)} on component '{loc.name}': {why}"
+        self.refused.add(loc.component)
         if text not in self.items:
             self.items.append(text)
 
-    def raise_if_any(self) -> None:
+    def raise_if_any(self, components: Iterable[str]) -> None:
+        """Raise the collected refusals, naming the components that could take every edit."""
         if not self.items:
             return
         more = f" (and {len(self.items) - 5} more)" if len(self.items) > 5 else ""
+        able = [c for c in dict.fromkeys(components) if c not in self.refused]
+        hint = f" with --component {','.join(able)}" if able else ""
         raise WriteBackError(
             "; ".join(self.items[:5]) + more + f" (definition '{self.dname}'); nothing was changed. "
-            "Name the components that can take it with --component."
+            f"Name the components that can take it{hint}."
         )
 
 
@@ -771,7 +776,7 @@ def apply_edits(
     if unsupported == "warn":  # the admission policy: apply what can be, say what cannot
         run.warnings += [f"{item} (definition '{dname}'): skipped" for item in run.refusals.items]
     else:
-        run.refusals.raise_if_any()
+        run.refusals.raise_if_any(loc.component for loc in locations)
     _check_resources(run)
     for e in edits:
         if isinstance(e, _OBJECT_EDITS):
