@@ -15,25 +15,52 @@ from workload_map.cli.write import options, run, split_targets, write_options
 CTX = {"help_option_names": ["-h", "--help"]}
 
 
-def _component(definition: Any, wanted: str | None) -> Any:
+def _component(definition: Any, wanted: str | None) -> str:
     """The component to scale: the one named, or the only one with a count."""
     from workload_map.cli.errors import CommandError
     from workload_map.resolve.compiled import as_compiled
 
+    if wanted is not None:
+        return wanted
     cd = as_compiled(definition)
     scalable = [
         c.name for c in cd.components.values() if c.replicas is not None or c.min_replicas is not None
     ]
-    if wanted is not None:
-        return wanted
     if len(scalable) == 1:
         return scalable[0]
+    if not scalable:
+        raise CommandError(f"definition '{cd.name}' has no component with a count to scale")
     raise CommandError(
-        f"definition '{cd.name}' has several components with a count ({', '.join(scalable)}): name one with "
-        "--component"
-        if scalable
-        else f"definition '{cd.name}' has no component with a count to scale"
+        f"definition '{cd.name}' has several components with a count ({', '.join(scalable)}): "
+        "name one with --component"
     )
+
+
+def _targets(
+    definition: Any, obj: dict[str, Any], name: str, replicas: int, instances: tuple[str, ...]
+) -> Any:
+    """``replicas`` for the component, or per instance with ``--instance`` (the other instances
+    keep the count they read); a component with several instances needs ``--instance``."""
+    from workload_map.errors import WriteBackError
+    from workload_map.resolve import resolve
+
+    comp = resolve(definition, obj).components.get(name)
+    if comp is None:
+        return replicas  # scale() names the unknown component
+    ids = comp.instance_ids
+    if not instances:
+        if len(ids) > 1:
+            raise WriteBackError(
+                f"component '{name}' has {len(ids)} instances ({', '.join(ids)}): "
+                "name the ones to scale with --instance"
+            )
+        return replicas
+    unknown = [i for i in instances if i not in ids]
+    if unknown:
+        raise WriteBackError(
+            f"component '{name}' has no instance {unknown[0]!r} (instances: {', '.join(ids)})"
+        )
+    return {i.id: replicas if i.id in instances else i.desired_replicas for i in comp.instances}
 
 
 @click.command(
@@ -68,35 +95,9 @@ def command(args: tuple[str, ...], replicas: int, component: str | None, instanc
         raise click.UsageError(f'unexpected argument "{specs[0]}"')
 
     def compute(definition: Any, obj: dict[str, Any]) -> Any:
-        from workload_map.errors import WriteBackError
-        from workload_map.resolve.extract import instance_ids
         from workload_map.resolve.writeback import scale
 
         name = _component(definition, component)
-        from workload_map.resolve.compiled import as_compiled
-
-        comp = as_compiled(definition).components.get(name)
-        if comp is None:
-            return scale(definition, obj, name, replicas)  # names the unknown component
-        ids = instance_ids(comp, as_compiled(definition).name, obj)
-        if not instances and len(ids) > 1:
-            raise WriteBackError(
-                f"component '{name}' has {len(ids)} instances ({', '.join(ids)}): "
-                "name the ones to scale with --instance"
-            )
-        if not instances:
-            return scale(definition, obj, name, replicas)
-        from workload_map.resolve import resolve
-
-        current = {
-            i.id: i.scale.replicas if i.scale.replicas is not None else i.desired_replicas
-            for i in resolve(definition, obj).components[name].instances
-        }
-        unknown = [i for i in instances if i not in current]
-        if unknown:
-            raise WriteBackError(
-                f"component '{name}' has no instance {unknown[0]!r} (instances: {', '.join(ids)})"
-            )
-        return scale(definition, obj, name, {i: (replicas if i in instances else current[i]) for i in ids})
+        return scale(definition, obj, name, _targets(definition, obj, name, replicas, instances))
 
     run(state, opts, words, compute, lambda _change, _before: "scaled")
