@@ -1,11 +1,16 @@
 """Workload Map: one declarative Karta definition answers, for any Kubernetes workload type,
 what its structure is, what phase it is in, and how its pod specs can be changed safely."""
 
+from __future__ import annotations
+
 __version__ = "0.1.0"
 
-from typing import TYPE_CHECKING, Any
-
+# Not ``from typing import TYPE_CHECKING``: importing typing costs about as much as starting the
+# interpreter, and ``wmap --help`` imports this package (workload_map.cli.entry).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from workload_map.resolve import CompiledDefinition, Workload, compile_definition
     from workload_map.resolve.resolver import resolve
 

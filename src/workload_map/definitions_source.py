@@ -7,7 +7,8 @@
    definitions are validated when loaded: an invalid one is skipped with one clear warning (and
    the catalog keeps serving its GVK) instead of breaking every object of its type later.
 3. ``--definitions PATH`` files and directories (origin ``local``). A broken local file is an
-   error (the user asked for it explicitly).
+   error (the user asked for it explicitly); unknown fields and repeated keys in it are errors
+   too unless ``field_validation`` (``--validate``) says ``warn`` or ``ignore``.
 
 Merge per root GVK: the catalog first; cluster definitions replace the catalog's for their GVK;
 local definitions replace both for theirs. Several definitions of one origin on one GVK are all
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from workload_map.errors import (
     ClusterError,
@@ -30,6 +31,9 @@ from workload_map.errors import (
 )
 from workload_map.kube.objects import gvk_text
 from workload_map.model.definition import GroupVersionKind, Karta
+
+if TYPE_CHECKING:
+    from workload_map.model.loader import FieldValidation
 
 Origin = Literal["catalog", "cluster", "local"]
 
@@ -178,10 +182,15 @@ def catalog_entries() -> list[DefinitionEntry]:
 
 
 def _first_error(karta: Karta) -> tuple[int, str] | None:
+    """The errors of a cluster Karta, validated as the admission webhook does: within one object's
+    compile budget (0.5 s of CPU), so a Karta stored without the operator cannot make every
+    command that lists definitions pay more."""
+    from workload_map.model._jq import OBJECT_COMPILE_SECONDS
     from workload_map.model.findings import ERROR
-    from workload_map.model.validator import validate_definition
+    from workload_map.model.validator import CompileBudget, validate_definition
 
-    errors = [f for f in validate_definition(karta) if f.severity == ERROR]
+    budget = CompileBudget(f'Karta "{karta.name}"', OBJECT_COMPILE_SECONDS)
+    errors = [f for f in validate_definition(karta, budget=budget) if f.severity == ERROR]
     if not errors:
         return None
     return len(errors), errors[0].format(location=False)
@@ -250,25 +259,40 @@ def read_cluster_definitions(
     return decode_cluster_items(items)
 
 
-def local_entries(paths: Sequence[str]) -> list[DefinitionEntry]:
-    """Definitions from ``--definitions`` files/directories; any error raises DefinitionError."""
+#: Load problems of one ``--definitions`` path quoted in its error, at most.
+MAX_QUOTED_PROBLEMS = 5
+
+
+def local_entries(
+    paths: Sequence[str], *, field_validation: FieldValidation = "strict"
+) -> list[DefinitionEntry]:
+    """Definitions from ``--definitions`` files/directories; any error raises DefinitionError.
+    ``field_validation`` is ``--validate`` (``strict``: unknown fields and repeated keys are
+    errors)."""
+    from workload_map import messages
+    from workload_map.model.findings import ERROR
     from workload_map.model.loader import load_definitions
 
     out: list[DefinitionEntry] = []
     for path in paths:
-        result = load_definitions(path)
-        problems = [f.format() for f in result.errors]
-        problems += [f.format() for r in result.rejected for f in r.findings]
-        if problems:
+        result = load_definitions(path, field_validation=field_validation)
+        findings = [*result.errors, *(f for r in result.rejected for f in r.findings)]
+        if findings:
+            problems = [f.format() for f in findings[:MAX_QUOTED_PROBLEMS]]
+            if len(findings) > MAX_QUOTED_PROBLEMS:
+                problems.append(f"and {len(findings) - MAX_QUOTED_PROBLEMS} more")
+            if any(f.code in ("KARTA101", "KARTA107") for f in findings):
+                problems.append(messages.FIELD_VALIDATION_HINT)
             raise DefinitionError(f"--definitions {path}: " + "; ".join(problems))
         if not result.definitions:
             raise DefinitionError(f"--definitions {path}: contains no Karta definition")
         for loaded in result.definitions:
-            problem = _first_error(loaded.karta)
-            if problem is not None:
+            errors = [f for f in loaded.validate() if f.severity == ERROR]
+            if errors:
                 raise DefinitionError(
-                    f'--definitions {path}: definition "{loaded.name}" is invalid: {problem[1]}'
-                    + (f" (and {problem[0] - 1} more)" if problem[0] > 1 else "")
+                    f'--definitions {path}: definition "{loaded.name}" is invalid: '
+                    + errors[0].format(location=False)
+                    + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
                 )
             out.append(DefinitionEntry(loaded.karta, "local", loaded.origin))
     return out
@@ -279,13 +303,15 @@ def load_definition_set(
     list_kartas: Callable[[], list[dict[str, Any]]] | None = None,
     local_paths: Sequence[str] = (),
     include_catalog: bool = True,
+    field_validation: FieldValidation = "strict",
 ) -> DefinitionSet:
-    """Catalog + cluster (best effort, when ``list_kartas`` is given) + local files, merged."""
+    """Catalog + cluster (best effort, when ``list_kartas`` is given) + local files, merged
+    (``field_validation``: how the local files' unknown fields count, see :func:`local_entries`)."""
     cat = catalog_entries() if include_catalog else []
     cluster: list[DefinitionEntry] = []
     warnings: list[LoadWarning] = []
     if list_kartas is not None:
         cluster, warnings = read_cluster_definitions(list_kartas)
-    local = local_entries(local_paths)
+    local = local_entries(local_paths, field_validation=field_validation)
     entries, merge_warnings = merge_definitions(cat, cluster, local)
     return DefinitionSet(entries, warnings + merge_warnings)

@@ -73,6 +73,12 @@ class DefinitionError(WorkloadMapError):
     """A definition file could not be read or parsed into the Karta model."""
 
 
+class InputError(DefinitionError):
+    """A local input (file, directory, stdin) was refused before or while reading it: missing, a
+    special file (FIFO, device, socket), larger than its byte limit, a directory with too many
+    files, or not UTF-8. A usage error (exit 2) like every unreadable file."""
+
+
 # --- resolution and write-back ---------------------------------------------
 
 

@@ -33,17 +33,23 @@ if TYPE_CHECKING:
     from workload_map.cluster.owners import OwnerLookup
     from workload_map.definitions_source import DefinitionEntry, DefinitionSet
     from workload_map.resolve.compiled import CompiledDefinition
+    from workload_map.resolve.gang_plan import GangPlan, PlanOptions
     from workload_map.resolve.gangs import PodGroupPlan
     from workload_map.resolve.pods import PodAttribution
+    from workload_map.resolve.schedulers import Rendered, RenderOptions
     from workload_map.views.model import DescribeView
 
 __all__ = [
     "DefinitionConflictError",
+    "GangAnswer",
     "KaiPodGroup",
     "OwnerChainError",
+    "PodGangAnswer",
     "definitions_for",
     "describe_live",
+    "gang_objects",
     "kai_pod_group",
+    "pod_gang_objects",
     "pod_group_document",
 ]
 
@@ -121,6 +127,75 @@ def pod_group_document(answer: KaiPodGroup) -> dict[str, Any]:
         "podGroup": answer.plan.to_dict(),
         "object": answer.object,
     }
+
+
+@dataclass(frozen=True)
+class GangAnswer:
+    """A workload's gang objects for one scheduler: the definition used, the plan and what it
+    renders to (objects, pod-template and workload changes, notes)."""
+
+    entry: DefinitionEntry
+    workload: Mapping[str, Any]
+    plan: GangPlan
+    rendered: Rendered
+
+
+def gang_objects(
+    entry: DefinitionEntry,
+    obj: Mapping[str, Any],
+    scheduler: str,
+    plan_options: PlanOptions | None = None,
+    render_options: RenderOptions | None = None,
+) -> GangAnswer:
+    """``obj``'s gang plan through ``entry``'s definition, rendered for ``scheduler``. Raises the
+    gang rules' :class:`~workload_map.errors.ResolveError` (limits included)."""
+    from workload_map.resolve.gang_plan import plan_gangs
+    from workload_map.resolve.schedulers import render
+
+    plan = plan_gangs(entry.karta, obj, plan_options)
+    return GangAnswer(entry, obj, plan, render(plan, scheduler, render_options))
+
+
+@dataclass(frozen=True)
+class PodGangAnswer:
+    """The object of ``scheduler`` a pod joins: the pod, its top owner and the workload's gang
+    answer, the pod's component and instance, and that object (``None``: no gang holds the pod)."""
+
+    pod: Mapping[str, Any]
+    answer: GangAnswer
+    component: str
+    instance_id: str
+    object: dict[str, Any] | None
+
+
+def pod_gang_objects(
+    pod: Mapping[str, Any],
+    lookup: Lookup,
+    defs: DefinitionSet,
+    scheduler: str,
+    plan_options: PlanOptions | None = None,
+    render_options: RenderOptions | None = None,
+) -> PodGangAnswer:
+    """The ``scheduler`` object ``pod`` joins: its top owner (KAI's owner walk), the definition
+    covering the owner's type (exact version, else the group and kind), the whole workload's gang
+    objects and the one linked to the pod's component and instance. Raises
+    :class:`OwnerChainError`, :class:`DefinitionConflictError`, or
+    :class:`~workload_map.errors.ResolveError` (no definition covers the owner: a
+    :class:`~workload_map.errors.ResolveError` naming its type)."""
+    from workload_map.errors import ResolveError
+    from workload_map.resolve.gangs import infer_pod_component, infer_pod_instance
+
+    top = kai_top_owner(pod, lookup)
+    found, gvk = definitions_for(defs, top)
+    if not found:
+        raise ResolveError(f"no Karta definition covers the pod's top owner {top.get('kind')} ({gvk})")
+    if len(found) > 1:
+        names = ", ".join(f'"{e.name}"' for e in found)
+        raise DefinitionConflictError(f"{len(found)} Karta definitions claim {gvk}: {names}")
+    answer = gang_objects(found[0], top, scheduler, plan_options, render_options)
+    component = infer_pod_component(pod, found[0].karta)
+    instance = infer_pod_instance(pod, component, top, found[0].karta)
+    return PodGangAnswer(pod, answer, component, instance, answer.rendered.object_for(component, instance))
 
 
 def describe_live(

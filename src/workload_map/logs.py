@@ -1,10 +1,18 @@
-"""Logging for the long-running processes (exporter, operator, serve) that is safe with hostile values.
+"""Logging for the long-running processes (exporter, operator, serve) that is safe with hostile values,
+and the one escaping of control characters that every human-readable output uses.
 
 Workload names, definition names, API messages and expression errors come from whoever may create
 objects; written raw they can forge log lines (newlines), corrupt terminals (escape sequences) or
 flood the log (a 100 KB label value). :class:`SafeFormatter` escapes every control character of the
 message and its arguments and shortens long arguments and messages, so each record is one line of
 bounded length; tracebacks keep their line breaks but are escaped and bounded too.
+
+:func:`escape_controls` is the same escaping without a length limit, for the CLI's tables, trees,
+findings and errors: C0 and C1 controls (ESC and so CSI and OSC sequences, BEL, CR, backspace, the
+one-byte CSI U+009B), DEL, the Unicode line and paragraph separators and the bidirectional
+overrides and isolates become visible escapes (``\x1b``, ``\r``, ``\u202e``), so text from a
+cluster or a definition cannot move the cursor, retitle the window, write the clipboard or
+reorder what is shown.
 """
 
 from __future__ import annotations
@@ -14,7 +22,14 @@ import re
 import sys
 from typing import IO
 
-__all__ = ["MAX_ARGUMENT", "MAX_MESSAGE", "SafeFormatter", "configure_logging", "safe_text"]
+__all__ = [
+    "MAX_ARGUMENT",
+    "MAX_MESSAGE",
+    "SafeFormatter",
+    "configure_logging",
+    "escape_controls",
+    "safe_text",
+]
 
 #: Longest text kept of one %-argument of a log call, and of a whole formatted message.
 MAX_ARGUMENT = 512
@@ -26,6 +41,8 @@ MAX_TRACEBACK = 16384
 # hide or reorder text on a terminal.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _UNSAFE_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Line feeds and tabs are layout a renderer wrote; neither moves the cursor anywhere harmful.
+_UNSAFE_BUT_LAYOUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -38,11 +55,18 @@ def _escape_char(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+def escape_controls(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` with every control character escaped (see the module doc); with
+    ``keep_newlines``, line feeds and tabs stay (multi-line output a renderer laid out)."""
+    pattern = _UNSAFE_BUT_LAYOUT if keep_newlines else _UNSAFE
+    return pattern.sub(_escape_char, text)
+
+
 def safe_text(value: object, limit: int = MAX_ARGUMENT) -> str:
     """``value`` as one printable line: its first ``limit`` characters, control characters escaped."""
     text = value if isinstance(value, str) else str(value)
     # Escape only the part that is kept, so that a huge value is never scanned whole.
-    escaped = _UNSAFE.sub(_escape_char, text[:limit])
+    escaped = escape_controls(text[:limit])
     return escaped + (f"...(+{len(text) - limit} chars)" if len(text) > limit else "")
 
 

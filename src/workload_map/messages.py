@@ -199,6 +199,18 @@ def empty_expression(field: str) -> str:
     return f"jq expression at '{field}' is empty and is ignored"
 
 
+def compile_budget_exceeded(origin: str, seconds: float, unchecked: int) -> str:
+    return (
+        f"{origin}: compiling its expressions took more than {seconds:g} s of CPU, the limit for one "
+        f"file; {unchecked} expression(s) of this definition were not checked (simplify them, or "
+        "split the file)"
+    )
+
+
+def findings_suppressed(hidden: int, shown: int) -> str:
+    return f"{hidden:,} more finding(s) not shown (the first {shown:,} are)"
+
+
 # --- loader ----------------------------------------------------------------------------
 
 
@@ -224,6 +236,21 @@ def legacy_definition() -> str:
     return "legacy optimization.nvidia.com/v1alpha1 ResourceInterface read as run.ai/v1alpha1 Karta"
 
 
+#: kubectl's words for a --validate value it does not know.
+def invalid_validate_option(value: str) -> str:
+    return f'invalid - validate option "{value}"; must be one of: strict (or true), warn, ignore (or false)'
+
+
+FIELD_VALIDATION_HINT = (
+    "unknown fields and repeated keys are errors (--validate=strict, the default); "
+    "--validate=warn reports them as warnings, --validate=ignore drops them"
+)
+
+
+def more_field_findings(hidden: int, what: str) -> str:
+    return f"{hidden:,} more {what} not listed"
+
+
 def duplicate_key(key: str) -> str:
     return f'duplicate key "{key}" (the last value wins)'
 
@@ -242,6 +269,45 @@ def cannot_read(origin: str, detail: str) -> str:
 
 def not_utf8(origin: str, detail: str) -> str:
     return f"{origin}: not UTF-8 text ({detail})"
+
+
+def not_a_regular_file(origin: str, what: str) -> str:
+    return f"cannot read {origin}: it is a {what}, not a regular file"
+
+
+def too_large(origin: str, limit: int) -> str:
+    return f"{origin} is larger than {_size(limit)}"
+
+
+def too_many_files(directory: str, limit: int, what: str) -> str:
+    return f"{directory} holds more than {limit:,} {what}; give a smaller directory or single files"
+
+
+def inputs_too_large(origin: str, limit: int) -> str:
+    return f"{origin}: the files read add up to more than {_size(limit)}"
+
+
+def too_many_documents(origin: str, limit: int) -> str:
+    return f"{origin} holds more than {limit:,} YAML documents"
+
+
+def too_many_values(location: str, limit: int, aliases: bool) -> str:
+    through = " (counting what its aliases expand to)" if aliases else ""
+    return f"{location}: the document holds more than {limit:,} values{through}"
+
+
+def too_many_yaml_nodes(origin: str, limit: int) -> str:
+    return (
+        f"{origin}: too much YAML structure to read (more than {limit:,} line breaks, commas, brackets, "
+        '": " and "- "); JSON of the same data is read faster'
+    )
+
+
+def _size(limit: int) -> str:
+    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if limit >= factor and limit % factor == 0:
+            return f"{limit // factor} {unit}"
+    return f"{limit:,} bytes"
 
 
 def no_definition_files(directory: str) -> str:

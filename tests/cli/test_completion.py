@@ -119,3 +119,5 @@ def test_every_shell_completes_pods_definitions_and_types(
         assert "leaderworkerset" in got, (shell, got)
         got = _shell(kc, shell, "wmap get --phase Ru", 3)
         assert got == ["Running"], (shell, got)
+        got = _shell(kc, shell, "wmap gang --scheduler vo", 3)
+        assert got == ["volcano"], (shell, got)

@@ -33,7 +33,9 @@ def test_get_with_a_hostile_definition_lists_every_workload_marked(
     assert all(item["definition"] == NAME and item["primaryPhase"] == "Undefined" for item in data["items"])
     errors = [item["error"] for item in data["items"]]
     evaluated = [e for e in errors if "is quarantined" not in e]
-    assert len(evaluated) == 3 and all("exceeded its cost budget" in e for e in evaluated)  # three times...
+    # three times (the budget, or on a loaded machine the deadline, whichever comes first)...
+    assert len(evaluated) == 3
+    assert all("exceeded its cost budget" in e or "exceeded its time limit" in e for e in evaluated)
     assert sum(f'"{NAME}" is quarantined' in e for e in errors) == 5  # ...then not any more
     # One warning per evaluated failure, one for the quarantine: not one per workload.
     assert err.count("could not resolve") == 4, err

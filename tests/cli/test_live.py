@@ -391,7 +391,7 @@ def test_watch_sees_status_change(
             "jobsets",
             "-w",
             "--watch-timeout",
-            "8",
+            "15",
             "--kubeconfig",
             kc,
         ],
@@ -401,12 +401,23 @@ def test_watch_sees_status_change(
         env=env,
     )
     try:
-        time.sleep(3)
+        # Change the status only once the watch printed the first row (a loaded machine may take
+        # seconds to start the process); the rest of the output arrives through communicate().
+        assert proc.stdout is not None
+        first: list[str] = []
+        for line in proc.stdout:
+            first.append(line)
+            if line.startswith("w "):
+                break
         kube.set_status(js, RUNNING_JOBSET_STATUS)
-        out, err = proc.communicate(timeout=30)
+        # Read through the same buffered file: communicate() would skip what it already buffered.
+        proc.wait(timeout=60)
+        assert proc.stderr is not None
+        rest, err = proc.stdout.read(), proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()
+    out = "".join(first) + rest
     lines = [ln for ln in out.splitlines() if ln.startswith("w ")]
     assert "Undefined" in lines[0] and any("Running" in ln for ln in lines[1:]), (out, err)
 

@@ -138,7 +138,11 @@ def test_core_group_gvk_format() -> None:
 
 def test_invalid_file_lists_findings_with_locations() -> None:
     p = DATA / "invalid" / "broken.yaml"
-    rc, out, err = invoke("validate", str(p))
+    unknown = (
+        f'{p}:15:7: unknown field "ownerName" at spec.structureDefinition.childComponents[0] '
+        '(did you mean "ownerRef"?) [KARTA101]'
+    )
+    rc, out, err = invoke("validate", "--validate=warn", str(p))
     assert rc == exit_codes.ERROR
     lines = out.splitlines()
     assert lines[0] == "INVALID: broken"
@@ -146,20 +150,21 @@ def test_invalid_file_lists_findings_with_locations() -> None:
     assert lines[2] == f"  {p}:14:7: child component 'worker' has no owner ref [KARTA006]"
     assert lines[3] == f"  {p}:16:7: component 'worker' has multiple pod spec definitions [KARTA009]"
     err_lines = err.splitlines()
-    assert err_lines[0] == (
-        f'warning: {p}:15:7: unknown field "ownerName" at spec.structureDefinition.childComponents[0] '
-        '(did you mean "ownerRef"?) [KARTA101]'
-    )
+    assert err_lines[0] == f"warning: {unknown}"
     assert err_lines[-1] == "error: 3 finding(s) in broken"
+    # By default (strict) the unknown field is one of the errors, listed in document order.
+    rc, out, err = invoke("validate", str(p))
+    assert rc == exit_codes.ERROR and out.splitlines()[1] == f"  {unknown}"
+    assert "error: 4 finding(s) in broken" in err and "--validate=warn" in err
 
 
 def test_strict_turns_warnings_into_errors(tmp_path: Path) -> None:
     d = base()
     children(d)[0]["ownerName"] = "root"
     p = write(tmp_path, "w.yaml", d)
-    rc, out, err = invoke("validate", str(p))
+    rc, out, err = invoke("validate", "--validate=warn", str(p))
     assert rc == 0 and out.startswith("OK: t ") and "warning:" in err
-    rc, out, err = invoke("validate", "--strict", str(p))
+    rc, out, err = invoke("validate", "--validate=warn", "--strict", str(p))
     assert rc == 1 and out.startswith("INVALID: t\n") and "[KARTA101]" in out
     assert err.strip().endswith("error: 1 finding(s) in t")
 
@@ -168,7 +173,7 @@ def test_quiet(tmp_path: Path) -> None:
     d = base()
     children(d)[0]["ownerName"] = "root"
     p = write(tmp_path, "w.yaml", d)
-    assert invoke("validate", "-q", str(p)) == (0, "", "")
+    assert invoke("validate", "-q", "--validate=warn", str(p)) == (0, "", "")
 
 
 def test_directory_mixed(tmp_path: Path) -> None:
@@ -293,8 +298,10 @@ def test_duplicate_keys_shown_as_warning_and_strict_error(tmp_path: Path) -> Non
         "        replicasPath: .spec.replicas\n", "        replicasPath: .a\n        replicasPath: .b\n"
     )
     p = write(tmp_path, "dup.yaml", text)
-    rc, out, err = invoke("validate", str(p))
+    rc, out, err = invoke("validate", "--validate=warn", str(p))
     assert rc == 0 and out.startswith("OK: t ")
     assert "warning: " in err and 'duplicate key "replicasPath" (the last value wins) [KARTA107]' in err
-    rc, out, _ = invoke("validate", "--strict", str(p))
+    rc, out, _ = invoke("validate", "--validate=warn", "--strict", str(p))
+    assert rc == 1 and "[KARTA107]" in out
+    rc, out, _ = invoke("validate", str(p))  # strict field validation, the default
     assert rc == 1 and "[KARTA107]" in out

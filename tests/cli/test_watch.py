@@ -152,15 +152,16 @@ def test_watch_events_as_json(kube: KubeTestClient, namespace: str, kc: str) -> 
             "-o",
             "json",
             "--watch-timeout",
-            "8",
+            "15",
             "--kubeconfig",
             kc,
         ]
     )
     try:
-        time.sleep(3)
+        first = _first_line(proc)  # the watch has listed: change the object now, not after a guess
         kube.patch(dep, {"spec": {"replicas": 2}})
-        out, err = _finish(proc)
+        rest, err = _finish(proc)
+        out = first + rest
     finally:
         if proc.poll() is None:
             proc.kill()

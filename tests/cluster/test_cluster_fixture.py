@@ -200,3 +200,28 @@ def test_restart_apiserver_keeps_data(cluster: TestCluster, kube: KubeTestClient
     assert again["metadata"]["uid"] == obj["metadata"]["uid"]
     with httpx.Client(base_url=cluster.server, verify=cluster.ssl_context()) as http:
         assert http.get("/readyz", headers={"Authorization": f"Bearer {cluster.admin_token}"}).text == "ok"
+
+
+def test_a_port_taken_before_etcd_binds_it_is_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    """free_port() releases its port before etcd binds it; CI once lost that race to another test."""
+    import socket
+
+    from tests.support import cluster as cluster_module
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        busy = int(taken.getsockname()[1])
+        handed_out: list[int] = []
+        real_free_port = cluster_module.free_port
+
+        def first_busy() -> int:
+            port = busy if not handed_out else real_free_port()
+            handed_out.append(port)
+            return port
+
+        monkeypatch.setattr(cluster_module, "free_port", first_busy)
+        with TestCluster() as second:
+            assert second.etcd_port != busy
+            assert handed_out[0] == busy
+            assert "address already in use" in (second._path("etcd.log")).read_text()

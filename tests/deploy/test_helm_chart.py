@@ -405,3 +405,17 @@ def test_exporter_shards() -> None:
     assert service["spec"]["selector"] == {"app.kubernetes.io/name": "wmap-exporter"}  # every shard
     done = _helm("template", "wmap", str(CHART), "--set", "exporter.shards=0")
     assert done.returncode != 0 and "exporter.shards must be at least 1" in done.stderr
+
+
+def test_exporter_max_series() -> None:
+    """exporter.maxSeries becomes --max-series (default the CLI's, 1,000,000; 0 turns it off)."""
+    from workload_map.cli.commands.exporter import MAX_SERIES
+
+    (plain,) = [
+        c for c in _containers(helm_template(*VALUE_SETS["exporter-only"])) if c["name"] == "exporter"
+    ]
+    assert f"--max-series={MAX_SERIES}" in plain["args"]
+    for value in ("250000", "0"):
+        docs = helm_template(*VALUE_SETS["exporter-only"], "--set", f"exporter.maxSeries={value}")
+        (exporter,) = [c for c in _containers(docs) if c["name"] == "exporter"]
+        assert f"--max-series={value}" in exporter["args"]

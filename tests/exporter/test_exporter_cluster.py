@@ -17,7 +17,9 @@ from tests.support import crds
 from tests.support.cluster import TestCluster
 from tests.support.hostile import xgboost_job
 from tests.support.kube import KubeTestClient
-from tests.support.seed import create_jobset_tree, running_status
+from tests.support.seed import create_jobset_tree, jobset, running_status
+from workload_map.exporter import metrics as m
+from workload_map.exporter.exposition import MAX_LABEL_VALUE_LENGTH, cut_label_value
 
 Factory = Callable[..., ExporterProcess]
 ROLES = (("leader", 1), ("workers", 2))
@@ -433,3 +435,84 @@ def test_generic_types_are_exported_with_their_pods(
         what="the Deployment",
     )
     assert not before.find("wmap_workload_info", namespace=namespace, kind="Gizmo")
+
+
+def _series_per_workload(exp: Exposition, namespace: str) -> dict[str, int]:
+    """Workload name -> its series: the workload families and its pods' info rows."""
+    out: dict[str, int] = {}
+    for fam in m.WORKLOAD_FAMILIES:
+        for s in exp.find(fam.name, namespace=namespace):
+            name = s.labels["workload_name"] if fam is m.POD_INFO else s.labels["name"]
+            out[name] = out.get(name, 0) + 1
+    return out
+
+
+def test_series_ceiling_and_hostile_long_names(
+    exporter_factory: Factory, kube: KubeTestClient, namespace: str
+) -> None:
+    """A hostile tenant's JobSet with 80 replicated jobs named by 3,000 characters (the JobSet CRD
+    sets no maxLength; framework-shapes.md 1) and a 253-character name (the longest a custom
+    resource may have): label values are cut to 256 characters and stay distinct, the long name
+    passes whole. With --max-series, whole workloads are left out in namespace/kind/name order (the
+    hostile one, larger than the ceiling, costs only itself) and the drop is counted."""
+    hostile_roles = tuple(("r" * 3000 + f"{i:02d}", 1) for i in range(80))
+    kube.create(jobset("a-hostile", namespace, hostile_roles))
+    longest = "w" * 253  # no Jobs: their names and labels would pass Kubernetes' limits
+    kube.create(jobset(longest, namespace, ROLES))
+    for name in ("c-0", "c-1", "c-2", "c-3"):
+        create_jobset_tree(kube, name, namespace, ROLES)
+    names = ["a-hostile", "c-0", "c-1", "c-2", "c-3", longest]
+
+    # Only this namespace: the session's cluster holds other tests' workloads, which the ceiling
+    # would count too.
+    every = exporter_factory("--max-series", "0", "-n", namespace)
+    every.wait_ready(180)
+    exp = every.wait_for(
+        lambda e: (
+            len(e.find("wmap_workload_info", namespace=namespace)) == 6
+            and len(e.find("wmap_pod_workload_info", namespace=namespace)) == 12
+        ),
+        what="six workloads and their pods",
+    )
+    assert exp.value("wmap_exporter_series_limit") == 0 and exp.value("wmap_exporter_dropped_series") == 0
+    instances = {
+        s.labels["instance"]
+        for s in exp.find("wmap_workload_instance_pods", namespace=namespace, name="a-hostile")
+    }
+    assert instances == {cut_label_value(role) for role, _ in hostile_roles} and len(instances) == 80
+    assert all(len(v) == MAX_LABEL_VALUE_LENGTH for v in instances)
+    assert exp.value("wmap_workload_info", namespace=namespace, name=longest, kind="JobSet") == 1
+    every.stop()
+
+    series = _series_per_workload(exp, namespace)
+    assert set(series) == set(names)
+    small = sum(series[n] for n in names[1:])
+    ceiling = small - 1  # every small one but the last fits; the hostile one never does
+    assert series["a-hostile"] > ceiling
+    expected, used = [], 0
+    for name in sorted(names):  # one namespace, one kind: name order
+        if used + series[name] <= ceiling:
+            expected.append(name)
+            used += series[name]
+    assert expected == ["c-0", "c-1", "c-2", "c-3"]
+
+    capped = exporter_factory("--max-series", str(ceiling), "-n", namespace)
+    capped.wait_ready(180)
+    exp = capped.wait_for(
+        lambda e: (
+            e.value("wmap_exporter_dropped_workloads") == 2 and e.value("wmap_exporter_queue_depth") == 0
+        ),
+        what="the ceiling applied",
+    )
+    assert sorted(s.labels["name"] for s in exp.find("wmap_workload_info", namespace=namespace)) == expected
+    assert _series_per_workload(exp, namespace) == {n: series[n] for n in expected}
+    assert exp.value("wmap_exporter_series_limit") == ceiling
+    assert exp.value("wmap_exporter_workload_series") == used <= ceiling
+    assert exp.value("wmap_exporter_dropped_series") == series["a-hostile"] + series[longest]
+    # the same through gzip, cached per generation
+    r = capped.get("/metrics", headers={"Accept-Encoding": "gzip"})
+    assert r.headers["content-encoding"] == "gzip" and r.headers["vary"] == "Accept-Encoding"
+    again = parse(r.text)
+    assert _series_per_workload(again, namespace) == {n: series[n] for n in expected}
+    plain = capped.get("/metrics", headers={"Accept-Encoding": "gzip;q=0, identity"})
+    assert "content-encoding" not in plain.headers

@@ -109,3 +109,30 @@ def test_trim_owner_and_workload() -> None:
     assert workload["spec"]["volumes"] and LAST_APPLIED not in workload["metadata"]["annotations"]
     marked = stub(_pod())
     assert marked[STUB_KEY] is True and "spec" not in marked
+
+
+def test_equal_parts_of_pods_are_kept_once() -> None:
+    """Pods of one template share their containers, labels, annotations and owner references;
+    what differs (name, node, status) stays their own, and different values are not merged."""
+    a, b = trim_pod(_pod()), trim_pod(_pod())
+    assert a == b and a is not b
+    assert a["spec"]["containers"] is b["spec"]["containers"]
+    for key in ("labels", "annotations", "ownerReferences"):
+        assert a["metadata"][key] is b["metadata"][key]
+    assert a["metadata"] is not b["metadata"] and a["status"] is not b["status"]
+    other = _pod()
+    other["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": "2"}}
+    c = trim_pod(other)
+    assert c["spec"]["containers"] is not a["spec"]["containers"]
+    assert c["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": "2"}}
+    assert a["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": "1"}}
+
+
+def test_sharing_is_bounded() -> None:
+    from workload_map.exporter import trim
+
+    for i in range(trim.SHARED_MAX + 10):
+        trim.shared({"app": f"v{i}"})
+    assert len(trim._SHARED) <= trim.SHARED_MAX
+    long = {"x": "y" * (trim.SHARED_KEY_MAX + 1)}
+    assert trim.shared(dict(long)) is not trim.shared(dict(long))  # too long to remember

@@ -299,7 +299,10 @@ def test_each_check_fires(case: str, mutate: Mutation, code: str, field: str) ->
 
 def test_every_definition_code_has_a_case() -> None:
     covered = {c[2] for c in CASES}
-    definition_codes = {c for c in CODES if c.startswith("LINT0") and c != "LINT017"}
+    # LINT017 (an unserved version) and the limits LINT018/LINT019 have tests of their own.
+    definition_codes = {
+        c for c in CODES if c.startswith("LINT0") and c not in ("LINT017", "LINT018", "LINT019")
+    }
     assert definition_codes <= covered
 
 

@@ -133,9 +133,9 @@ def test_version_and_the_kubectl_plugin(installed: Installed) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    ["completion", "crd", "definitions", "describe", "explain", "exporter", "get", "group", "lint",
-     "operator", "requirements", "serve", "validate", "set", "label", "annotate", "scale", "suspend",
-     "resume", "policy"],
+    ["completion", "crd", "definitions", "describe", "explain", "exporter", "gang", "get", "group",
+     "lint", "operator", "requirements", "serve", "validate", "set", "label", "annotate", "scale",
+     "suspend", "resume", "policy"],
 )  # fmt: skip
 def test_every_subcommand_has_help(installed: Installed, command: str) -> None:
     assert "Usage:" in installed.wmap(command, "--help").stdout
@@ -159,6 +159,9 @@ def test_offline_commands_work_from_the_install(installed: Installed) -> None:
     )
     assert "j" in installed.wmap("describe", "-f", str(manifest)).stdout
     assert installed.wmap("requirements", "-f", str(manifest)).returncode == 0
+    # the gang plan rendered from the installed catalog, offline
+    gang = installed.wmap("gang", "job/j", "-f", str(manifest), "--scheduler", "volcano", "--objects-only")
+    assert gang.returncode == 0 and "scheduling.volcano.sh/v1beta1" in gang.stdout
 
 
 @pytest.mark.cluster

@@ -208,3 +208,36 @@ def test_transform_may_leave_objects_out() -> None:
         ("update", "keep", "13"),
     ]
     assert sorted(k[1] for k in inf.store) == ["keep"]
+
+
+def test_shared_index_follows_every_attached_store() -> None:
+    """One index over several stores: puts, replacements, removals and a retired store."""
+    from workload_map.runtime.informer import SharedIndex, Store
+
+    def owned(o: dict[str, Any]) -> list[str]:
+        return [r["uid"] for r in o["metadata"].get("ownerReferences", [])]
+
+    def child(name: str, *owners: str) -> dict[str, Any]:
+        refs = [{"uid": u} for u in owners]
+        return {"metadata": {"namespace": "ns", "name": name, "ownerReferences": refs}}
+
+    index = SharedIndex(owned)
+    pods, jobs = Store(), Store()
+    jobs.put(child("job", "js"))
+    jobs.attach(index, "jobs")  # present objects are indexed at once
+    pods.attach(index, "pods")
+    pods.put(child("p1", "job"))
+    pods.put(child("p2", "job", "other"))
+    assert sorted((tag, o["metadata"]["name"]) for tag, o in index.get("job")) == [
+        ("pods", "p1"),
+        ("pods", "p2"),
+    ]
+    assert [(t, o["metadata"]["name"]) for t, o in index.get("js")] == [("jobs", "job")]
+    pods.put(child("p2", "other"))  # its owner reference changed
+    assert [o["metadata"]["name"] for _t, o in index.get("job")] == ["p1"]
+    pods.remove(("ns", "p1"))
+    assert index.get("job") == [] and len(index) == 2  # empty values are dropped
+    jobs.detach(index)
+    assert index.get("js") == [] and [o["metadata"]["name"] for _t, o in index.get("other")] == ["p2"]
+    jobs.put(child("job2", "js"))  # a detached store no longer feeds the index
+    assert index.get("js") == []

@@ -28,7 +28,7 @@ import subprocess
 import tempfile
 import time
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -41,6 +41,8 @@ from tests.support.apiserver_binary import ensure_apiserver_binary, ensure_etcd
 #: Per wait (etcd healthy, apiserver ready); raise it with $WMAP_CLUSTER_READY_TIMEOUT on slow machines.
 DEFAULT_READY_TIMEOUT = float(os.environ.get("WMAP_CLUSTER_READY_TIMEOUT", "90"))
 STOP_GRACE = 10.0
+# Fresh ports to try when another process took the chosen one between free_port() and bind().
+_PORT_ATTEMPTS = 4
 SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
 DIR_PREFIX = "wmap-cluster-"
 
@@ -261,42 +263,67 @@ class TestCluster:
             if self._etcd_seed is not None:
                 shutil.copytree(self._etcd_seed, self.dir / "etcd")
                 (self.dir / "etcd").chmod(0o700)
-            self.etcd_port = free_port()
-            peer_port = free_port()
-            self._etcd = _Proc(
-                "etcd",
-                [
-                    str(etcd),
-                    "--name",
-                    "wmap-test",
-                    "--data-dir",
-                    str(self.dir / "etcd"),
-                    "--listen-client-urls",
-                    self.etcd_url,
-                    "--advertise-client-urls",
-                    self.etcd_url,
-                    "--listen-peer-urls",
-                    f"http://127.0.0.1:{peer_port}",
-                    "--initial-advertise-peer-urls",
-                    f"http://127.0.0.1:{peer_port}",
-                    "--initial-cluster",
-                    f"wmap-test=http://127.0.0.1:{peer_port}",
-                    "--log-level",
-                    "warn",
-                ],
-                self.dir / "etcd.log",
-            )
-            self._spawn(self._etcd)
-            self._wait_etcd(time.monotonic() + self.ready_timeout)
-            self.apiserver_port = free_port()
-            self._apiserver = _Proc("kube-apiserver", self._apiserver_args(apiserver), self.apiserver_log)
-            self._spawn(self._apiserver)
-            self._wait_apiserver(time.monotonic() + self.ready_timeout)
+            self._start_retrying_ports(lambda: self._start_etcd(etcd))
+            self._start_retrying_ports(lambda: self._start_apiserver_process(apiserver))
         except BaseException:
             self.stop()
             raise
         self.start_seconds = time.monotonic() - began
         return self
+
+    def _start_retrying_ports(self, start: Callable[[], None]) -> None:
+        """Run ``start`` again with fresh ports when the chosen port was taken in the meantime.
+
+        ``free_port`` releases the port before the process binds it, so a parallel test (or any
+        process on the machine) can take it first: CI saw etcd die with "address already in use".
+        """
+        for attempt in range(_PORT_ATTEMPTS):
+            try:
+                start()
+                return
+            except ClusterError as exc:
+                if "address already in use" not in str(exc) or attempt == _PORT_ATTEMPTS - 1:
+                    raise
+
+    def _start_etcd(self, etcd: Path) -> None:
+        if self._etcd is not None:
+            self._terminate(self._etcd)
+        data_dir = self._path("etcd")
+        self.etcd_port = free_port()
+        peer_port = free_port()
+        self._etcd = _Proc(
+            "etcd",
+            [
+                str(etcd),
+                "--name",
+                "wmap-test",
+                "--data-dir",
+                str(data_dir),
+                "--listen-client-urls",
+                self.etcd_url,
+                "--advertise-client-urls",
+                self.etcd_url,
+                "--listen-peer-urls",
+                f"http://127.0.0.1:{peer_port}",
+                "--initial-advertise-peer-urls",
+                f"http://127.0.0.1:{peer_port}",
+                "--initial-cluster",
+                f"wmap-test=http://127.0.0.1:{peer_port}",
+                "--log-level",
+                "warn",
+            ],
+            self._path("etcd.log"),
+        )
+        self._spawn(self._etcd)
+        self._wait_etcd(time.monotonic() + self.ready_timeout)
+
+    def _start_apiserver_process(self, apiserver: Path) -> None:
+        if self._apiserver is not None:
+            self._terminate(self._apiserver)
+        self.apiserver_port = free_port()
+        self._apiserver = _Proc("kube-apiserver", self._apiserver_args(apiserver), self.apiserver_log)
+        self._spawn(self._apiserver)
+        self._wait_apiserver(time.monotonic() + self.ready_timeout)
 
     def stop(self) -> None:
         """Stop both processes (SIGTERM, then SIGKILL after a grace period) and delete the temp dir.

@@ -3,7 +3,8 @@
 v1.20 predates a few CRD schema keywords; :func:`downlevel_crd` removes them (see
 ``../shared/bin/README.md``). Three CRD names exist twice in the corpus (see ``shared/crds/SOURCES.md``):
 ``mpijobs.kubeflow.org``, ``dynamographdeployments.nvidia.com`` and
-``resourcebindings.work.karmada.io``. :data:`DEFAULT_PREFER` picks one file for each; pass ``prefer=`` to pick the other, or :func:`swap_crd` on a running cluster.
+``resourcebindings.work.karmada.io``. :data:`DEFAULT_PREFER` picks one file for each; pass
+``prefer=`` to pick the other, or :func:`swap_crd` on a running cluster.
 
 The project's own Karta CRD (``src/workload_map/crd/kartas.run.ai.yaml``) is made installable by
 :func:`karta_crd_doc`; :func:`ensure_karta_crd` / :func:`remove_karta_crd` install and delete it.

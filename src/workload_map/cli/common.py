@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from workload_map.cluster.discovery import APIResource, Discovery
     from workload_map.cluster.kubeconfig import ClusterConfig, ConnectionOptions
     from workload_map.definitions_source import DefinitionEntry, DefinitionSet
+    from workload_map.model.loader import FieldValidation
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -156,6 +157,7 @@ def connection_options(f: F) -> F:
         callback=_store_definitions,
         help="Also load Karta definitions from this file or directory (repeatable); they win per type.",
     )(f)
+    f = validate_option(f)
     f = click.option(
         "--config",
         "config_",
@@ -165,6 +167,43 @@ def connection_options(f: F) -> F:
         help="Config file (default $WMAP_CONFIG, ~/.config/wmap/config.yaml, ~/.karta/config.yaml).",
     )(f)
     return f
+
+
+_BOOL_STRICT = ("1", "t", "T", "TRUE", "true", "True")
+_BOOL_IGNORE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+def parse_field_validation(value: str) -> FieldValidation:
+    """kubectl's ``--validate`` values: ``strict``, ``warn``, ``ignore`` (exactly), or a Go boolean
+    (``true`` is strict, ``false`` ignore); anything else is kubectl's usage error."""
+    if value == "warn":
+        return "warn"
+    if value == "ignore" or value in _BOOL_IGNORE:
+        return "ignore"
+    if value == "strict" or value in _BOOL_STRICT:
+        return "strict"
+    from workload_map import messages
+
+    raise click.UsageError(messages.invalid_validate_option(value))
+
+
+def _store_validate(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+    if value is not None:
+        _state(ctx).field_validation = parse_field_validation(str(value))
+
+
+def validate_option(f: F) -> F:
+    """``--validate=strict|warn|ignore`` for definition files, as kubectl's flag (``--validate``
+    alone is ``strict``, see cli.main)."""
+    return click.option(
+        "--validate",
+        "validate_",
+        metavar="MODE",
+        expose_value=False,
+        callback=_store_validate,
+        help="Unknown fields and repeated keys in definition files: strict (or true, the default) "
+        "makes them errors, warn warnings, ignore (or false) drops them silently.",
+    )(f)
 
 
 def _store_definitions(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
@@ -237,23 +276,26 @@ def config_path(state: State, environ: dict[str, str] | None = None) -> tuple[Pa
     return None, False
 
 
+#: Largest config file read (its one key is ``output``).
+MAX_CONFIG_FILE = 64 * 1024
+
+
 def read_config(state: State) -> dict[str, Any]:
     path, explicit = config_path(state)
     if path is None:
         return {}
-    try:
-        text = path.read_text()
-    except FileNotFoundError as exc:
+    if not path.exists():
         if explicit:
-            raise CommandError(f"config file {path} does not exist", exit_codes.USAGE) from exc
+            raise CommandError(f"config file {path} does not exist", exit_codes.USAGE)
         return {}
-    except OSError as exc:
-        raise CommandError(
-            f"cannot read config file {path}: {exc.strerror or exc}", exit_codes.USAGE
-        ) from exc
     from workload_map.errors import DefinitionError
+    from workload_map.model.inputs import read_text
     from workload_map.model.loader import load_yaml_documents
 
+    try:
+        text = read_text(path, limit=MAX_CONFIG_FILE, label=f"config file {path}")
+    except DefinitionError as exc:
+        raise CommandError(str(exc), exit_codes.USAGE) from exc
     try:
         docs = load_yaml_documents(text, str(path))
     except DefinitionError as exc:
@@ -407,7 +449,9 @@ class Session:
                         return c.list_all(KARTA_PATH)
 
             self._definitions = load_definition_set(
-                list_kartas=list_kartas, local_paths=list(self.state.definitions)
+                list_kartas=list_kartas,
+                local_paths=list(self.state.definitions),
+                field_validation=self.state.field_validation,
             )
             for w in self._definitions.warnings:
                 self.state.warn(w.message)

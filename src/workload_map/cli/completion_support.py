@@ -54,7 +54,11 @@ def bounded(fn: Callable[[], list[T]], timeout: float = TIMEOUT) -> list[T]:
     t = threading.Thread(target=run, daemon=True, name="wmap-complete")
     t.start()
     t.join(timeout)
-    return box.get("value", [])
+    from workload_map.logs import escape_controls
+
+    # The shell prints candidates at the prompt: one from the cluster with control characters (no
+    # real Kubernetes name has any) is left out rather than shown or inserted.
+    return [v for v in box.get("value", []) if not isinstance(v, str) or escape_controls(v) == v]
 
 
 def _session(ctx: click.Context) -> Any:

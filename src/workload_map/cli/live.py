@@ -13,7 +13,7 @@ from workload_map.cli.errors import CommandError, NoDefinitionError
 from workload_map.kube.objects import controller_ref, gvk_text, split_api_version
 
 if TYPE_CHECKING:
-    from workload_map.cli.common import Session
+    from workload_map.cli.common import ResolvedType, Session
     from workload_map.definitions_source import DefinitionEntry, DefinitionSet
 
 __all__ = [
@@ -22,39 +22,22 @@ __all__ = [
     "read_documents",
     "read_manifest",
     "read_objects",
+    "read_workload",
 ]
-
-
-#: Largest manifest, object or case file read (a path such as /dev/zero ends in a message).
-MAX_INPUT_BYTES = 16 * 1024 * 1024
 
 
 def read_documents(path: str) -> tuple[str, list[Any]]:
     """The label (``stdin`` or the path) and the non-empty YAML/JSON documents of ``path`` or
-    ``-``, at most :data:`MAX_INPUT_BYTES` read; unreadable, too large or unparseable input is a
-    usage error (exit 2) naming the file. YAML is read by the project's loader (alias
-    expansion bounded)."""
-    import sys
-
+    ``-``, read by the shared bounded reader (:mod:`workload_map.model.inputs`: special files
+    refused, 16 MiB) and the project's loader (JSON as JSON, YAML size and alias expansion
+    bounded); any failure is a usage error (exit 2) naming the file."""
     from workload_map.errors import DefinitionError
+    from workload_map.model.inputs import STDIN, read_text
     from workload_map.model.loader import load_yaml_documents
 
-    label = "stdin" if path == "-" else path
+    label = STDIN if path == "-" else path
     try:
-        if path == "-":
-            text = sys.stdin.read(MAX_INPUT_BYTES + 1)
-        else:
-            with open(path, encoding="utf-8-sig") as fh:
-                text = fh.read(MAX_INPUT_BYTES + 1)
-        if len(text) > MAX_INPUT_BYTES:
-            raise CommandError(
-                f"{label}: larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB", exit_codes.USAGE
-            )
-    except OSError as exc:
-        raise CommandError(f"cannot read {label}: {exc.strerror or exc}", exit_codes.USAGE) from exc
-    except UnicodeDecodeError as exc:
-        raise CommandError(f"{label}: not UTF-8 text ({exc.reason})", exit_codes.USAGE) from exc
-    try:
+        text = read_text(path, label=label)
         return label, [d for d in load_yaml_documents(text, label) if d is not None]
     except DefinitionError as exc:
         raise CommandError(str(exc), exit_codes.USAGE) from exc
@@ -120,6 +103,27 @@ def entry_for_manifest(defs: DefinitionSet, obj: Mapping[str, Any]) -> Definitio
     raise NoDefinitionError(
         f"no Karta definition covers this workload type: {gvk_text(group, version, kind)}"
     )
+
+
+def read_workload(session: Session, token: str, name: str) -> tuple[ResolvedType, dict[str, Any]]:
+    """The live workload ``TYPE NAME`` (in the session's namespace when the type is namespaced):
+    its resolved type and the object. Not installed or not found: exit 3; forbidden: exit 1."""
+    from workload_map.cli.errors import WorkloadNotFoundError
+    from workload_map.errors import ForbiddenError, NotFoundError
+
+    rt = session.resolve_type(token)
+    res = rt.resource
+    if res is None:
+        raise WorkloadNotFoundError(f"{rt.kind} is not installed in this cluster")
+    namespace = session.namespace() if res.namespaced else None
+    try:
+        obj = session.client().get(res.path(namespace, name))
+    except NotFoundError as exc:
+        where = f" in namespace {namespace}" if namespace else ""
+        raise WorkloadNotFoundError(f'{rt.kind} "{name}" not found{where}') from exc
+    except ForbiddenError as exc:
+        raise CommandError(f"not allowed to read {rt.kind}: {exc}") from exc
+    return rt, obj
 
 
 def manifest_entry(session: Session, obj: Mapping[str, Any], fmt: str) -> DefinitionEntry:

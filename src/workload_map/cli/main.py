@@ -26,6 +26,7 @@ from workload_map.cli import exit_codes
 from workload_map.cli.common import connection_options, output_option
 
 if TYPE_CHECKING:
+    from workload_map.model.loader import FieldValidation
     from workload_map.quarantine import Quarantine
 
 #: A one-shot command never retries a quarantined definition.
@@ -44,7 +45,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "workload_map.cli.commands.describe",
         "Show one workload as a tree of components and pods (or a manifest with -f).",
     ),
-    "group": ("workload_map.cli.commands.group", "Show the PodGroup KAI Scheduler creates for a pod."),
+    "group": (
+        "workload_map.cli.commands.group",
+        "Show the gang object a pod joins (KAI's PodGroup by default).",
+    ),
+    "gang": ("workload_map.cli.commands.gang", "Show every gang object of a workload for a scheduler."),
     "requirements": (
         "workload_map.cli.commands.requirements",
         "Placement needs of a manifest; --fit checks kube contexts.",
@@ -98,6 +103,9 @@ class State:
     definitions: list[str] = field(default_factory=list)
     #: ``-o`` as given (``None``: config file, environment or ``table`` decide).
     output: str | None = None
+    #: ``--validate``: how unknown fields and repeated keys of definition files are reported
+    #: (``strict`` errors, ``warn`` warnings, ``ignore`` dropped), as kubectl's flag.
+    field_validation: FieldValidation = "strict"
 
     #: Definitions that exceeded the expression limits too often in this run (see quarantine()).
     _quarantine: Any = None
@@ -222,7 +230,11 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _err(text: str) -> None:
-    click.echo(text, err=True)
+    """One message on stderr; names and messages in it may come from a cluster or a definition,
+    so its control characters are escaped (line breaks kept: usage texts span lines)."""
+    from workload_map.cli.terminal import echo
+
+    echo(text, err=True)
 
 
 def _flush_warnings(state: State, failure: BaseException | None = None) -> None:
@@ -236,9 +248,16 @@ def _flush_warnings(state: State, failure: BaseException | None = None) -> None:
     state.warnings.clear()
 
 
+def _bare_validate(args: list[str]) -> list[str]:
+    """``--validate`` without a value means ``--validate=strict`` and never takes the next argument
+    (kubectl's flag has a no-option default); click would take it, so it is spelled out here."""
+    end = args.index("--") if "--" in args else len(args)
+    return [("--validate=strict" if a == "--validate" and i < end else a) for i, a in enumerate(args)]
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     """Run ``wmap`` with ``argv`` and return the exit code (``main`` exits with it)."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = _bare_validate(list(sys.argv[1:] if argv is None else argv))
     # Installed as a kubectl plugin, usage lines read "kubectl wmap ...".
     prog = "kubectl wmap" if argv is None and os.path.basename(sys.argv[0]).startswith("kubectl-") else PROG
     state = State(debug="--debug" in args or os.environ.get("WMAP_DEBUG", "") not in ("", "0"))
@@ -294,4 +313,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # ``python -m workload_map.cli.main``: run the module as imported, not this ``__main__`` copy,
+    # whose State class the commands (which import workload_map.cli.main) would not find.
+    from workload_map.cli import main as imported
+
+    imported.main()

@@ -182,6 +182,20 @@ FIELD_DOCS: dict[tuple[str, str], str] = {
         "The subgroups: an array of {name, minMember or minSubGroup, parent, topologyConstraint}."
     ),
     ("GangExpressions", "pod_sub_group"): "The name of the subgroup the pod joins.",
+    (
+        "GangExpressions",
+        "queue",
+    ): "The gang's queue (Volcano queue, Kueue LocalQueue); null: the scheduler's label.",
+    ("GangExpressions", "priority_class_name"): (
+        "The gang's PriorityClass name; null: the first pod template that names one."
+    ),
+    (
+        "GangExpressions",
+        "schedule_timeout_seconds",
+    ): "Seconds the gang may wait to be scheduled (coscheduling).",
+    ("GangExpressions", "min_resources"): (
+        "An object of resource quantities replacing the computed minimum resources of the gang."
+    ),
     ("PodGroupAlpha", "name"): "Pod group name.",
     ("PodGroupAlpha", "members"): "Components whose pods join the group, keyed by componentName.",
     ("PodGroupMember", "component_name"): "A root or child component name.",

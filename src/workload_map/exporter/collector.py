@@ -34,6 +34,7 @@ from workload_map import __version__
 from workload_map.errors import ClusterError, DefinitionQuarantinedError, WorkloadMapError
 from workload_map.exporter import metrics as m
 from workload_map.exporter.exposition import Family
+from workload_map.exporter.scrape import WorkloadBody, admit
 from workload_map.exporter.sharding import Shard
 from workload_map.exporter.trim import STUB_KEY, stub, trim_owner, trim_pod, trim_workload
 from workload_map.kube.objects import (
@@ -54,12 +55,14 @@ from workload_map.kube.objects import (
 from workload_map.kube.owners import climb, descendants
 from workload_map.quarantine import Quarantine, exceeded_limits
 from workload_map.runtime import EventHandler, Informer, WorkQueue, run_workers
+from workload_map.runtime.informer import SharedIndex
 from workload_map.runtime.workqueue import WorkerPool
 
 if TYPE_CHECKING:
     from workload_map.cluster.client import KubeClient
     from workload_map.cluster.kubeconfig import ClusterConfig
     from workload_map.definitions_source import DefinitionEntry
+    from workload_map.model.loader import FieldValidation
     from workload_map.resolve.compiled import CompiledDefinition
 
 __all__ = ["Exporter", "WatchedKind"]
@@ -73,6 +76,8 @@ INTERMEDIATE_KINDS: tuple[tuple[str, str, str], ...] = (
     ("apps", "v1", "StatefulSet"),
 )
 POD_KIND = "/Pod"
+#: The pod informers' tag in the owner index (the watched kinds' stores are tagged with their id).
+POD_TAG = "pods"
 
 
 def chain_kinds(entries: Iterable[DefinitionEntry]) -> set[tuple[str, str, str]]:
@@ -90,6 +95,8 @@ def chain_kinds(entries: Iterable[DefinitionEntry]) -> set[tuple[str, str, str]]
     return out
 
 
+#: Default --max-series: workload series per scrape (the bench's 10,000 10-pod JobSets give 440,000).
+DEFAULT_MAX_SERIES = 1_000_000
 #: Seconds the pod informers wait for the owner kinds' first lists before starting anyway.
 POD_START_WAIT = 120.0
 #: Rediscoveries in a row a kind must be missing from discovery before its informers stop.
@@ -118,7 +125,9 @@ class WatchedKind:
     plural: str
     namespaced: bool
     entry: DefinitionEntry | None
+    #: compiled at the kind's first workload (see Exporter._compiled)
     compiled: CompiledDefinition | None = None
+    compile_tried: bool = False
     informers: list[Informer] = field(default_factory=list)
     #: ``--generic-types``: no definition, rendered by the generic reading (kstatus, owned pods)
     generic: bool = False
@@ -150,12 +159,6 @@ class WatchedKind:
                 return obj
         return None
 
-    def by_owner(self, uid: str) -> list[Obj]:
-        out: list[Obj] = []
-        for inf in self.informers:
-            out.extend(inf.store.by_index("owner", uid))
-        return out
-
     def signature(self) -> tuple[str, str, str]:
         entry = self.entry
         name = entry.name if entry else ("generic" if self.generic else "")
@@ -168,6 +171,8 @@ class _Entry:
     #: the next look at the workload renders it again even if nothing changed.
     fingerprint: tuple[Any, ...] | None
     lines: dict[str, bytes]
+    #: sample lines in ``lines`` (what the series ceiling counts)
+    series: int = 0
 
 
 class Exporter:
@@ -175,6 +180,7 @@ class Exporter:
 
     ``client_factory`` builds a new :class:`KubeClient` (each informer holds a long-lived watch
     connection on its own client). ``namespaces``: watch only these (default: all).
+    ``max_series``: the ceiling on workload series per scrape (0: none; see :mod:`.scrape`).
     """
 
     def __init__(
@@ -190,6 +196,8 @@ class Exporter:
         client_factory: Callable[[], KubeClient] | None = None,
         shard: Shard | None = None,
         generic_types: Sequence[str] = (),
+        max_series: int = DEFAULT_MAX_SERIES,
+        field_validation: FieldValidation = "strict",
     ) -> None:
         from workload_map.cluster.client import KubeClient
         from workload_map.definitions_source import catalog_entries, local_entries
@@ -202,20 +210,26 @@ class Exporter:
         #: ``plural.group`` words of types without a definition to render generically
         self.generic_types: tuple[str, ...] = tuple(dict.fromkeys(generic_types))
         self._pods_started = False
+        self.max_series = max(0, max_series)
+        #: the workload families of the current generation (see workload_body)
+        self._body: WorkloadBody | None = None
+        self._body_lock = threading.Lock()
         self._client_factory = client_factory or (lambda: KubeClient(config, connect_tries=1))
         self.client = self._client_factory()
         self._catalog = catalog_entries() if include_catalog else []
-        self._local = local_entries(local_paths)
+        self._local = local_entries(local_paths, field_validation=field_validation)
         self._lock = threading.RLock()
         self.kinds: dict[str, WatchedKind] = {}
         self._pod_informers: list[Informer] = []
         self._karta_informer: Informer | None = None
         self._entries: dict[WorkloadKey, _Entry] = {}
         self._resolved: dict[WorkloadKey, tuple[str, Any]] = {}
-        self._pod_parents: dict[tuple[str, str], set[WorkloadKey]] = {}
+        #: owner UID -> the objects with an owner reference to it, over every informer's store
+        self._owned = SharedIndex(owner_uids)
         self._resolve_errors: dict[str, int] = {}
         self._definition_rows: list[tuple[list[tuple[str, str]], float]] = []
         self._compiled_cache: dict[tuple[str, str], CompiledDefinition] = {}
+        self._compile_lock = threading.Lock()
         #: Definitions that keep exceeding the expression limits are not evaluated for a while.
         self.quarantine = Quarantine()
         from workload_map.cluster.discovery import Discovery
@@ -242,12 +256,12 @@ class Exporter:
             inf = self._new_informer(
                 "/api/v1/pods" if ns is None else f"/api/v1/namespaces/{ns}/pods", "pods", self._pod_transform
             )
-            inf.store.add_indexer("owner", owner_uids)
+            inf.store.attach(self._owned, POD_TAG)
             inf.add_handler(
                 EventHandler(
                     on_add=self._on_pod,
-                    on_update=lambda _old, new: self._on_pod(new),
-                    on_delete=lambda o: self._on_pod(o, deleted=True),
+                    on_update=lambda old, new: self._on_pod(new, old),
+                    on_delete=self._on_pod,
                 )
             )
             self._pod_informers.append(inf)
@@ -471,8 +485,6 @@ class Exporter:
                     del self.kinds[wk_id]
             for wk_id, new in wanted.items():
                 if wk_id not in self.kinds:
-                    if new.entry is not None:
-                        new.compiled = self._compile(new.entry)
                     self.kinds[wk_id] = new
                     to_start.append(new)
         for wk in to_stop:
@@ -483,6 +495,7 @@ class Exporter:
             for inf in wk.informers:
                 inf.stop(2.0)
                 inf.client.close()
+                inf.store.detach(self._owned)
             self._drop_kind(wk.id)
         for wk in to_start:
             log.info("watching %s at %s", wk.id, wk.api_version)
@@ -500,11 +513,23 @@ class Exporter:
                 # another shard: their identity is enough.
                 transform = self._workload_transform if wk.renders else trim_owner
                 inf = self._new_informer(wk.path(ns), wk.resource_name, transform)
-                inf.store.add_indexer("owner", owner_uids)
+                inf.store.attach(self._owned, wk.id)
                 inf.add_handler(self._kind_handler(wk))
                 wk.informers.append(inf)
             for inf in wk.informers:
                 inf.start()
+
+    def _compiled(self, wk: WatchedKind) -> CompiledDefinition | None:
+        """``wk``'s compiled definition, compiled when its first workload is rendered: most
+        catalog kinds have no workload in a given cluster, and compiling all ~30 at the start cost
+        seconds of CPU while the informers were listing."""
+        if wk.entry is None:
+            return None
+        with self._compile_lock:
+            if not wk.compile_tried:
+                wk.compiled = self._compile(wk.entry)
+                wk.compile_tried = True
+        return wk.compiled
 
     def _compile(self, entry: DefinitionEntry) -> CompiledDefinition | None:
         from workload_map.resolve.compiled import compile_definition
@@ -538,7 +563,12 @@ class Exporter:
             for key in self._ancestors(obj):
                 self.queue.add(key)
 
-        return EventHandler(on_add=changed, on_update=lambda _old, new: changed(new), on_delete=changed)
+        def updated(old: Obj, new: Obj) -> None:
+            changed(new)
+            for key in self._ancestors(old):  # its owners may have changed: the old ones too
+                self.queue.add(key)
+
+        return EventHandler(on_add=changed, on_update=updated, on_delete=changed)
 
     def _store_lookup(self, namespace: str, api_version: str, kind: str, name: str) -> Obj | None:
         """The owner-walk lookup of the exporter: its informer stores, never the API."""
@@ -616,23 +646,22 @@ class Exporter:
             key = (namespace_of(pod), name_of(pod))
             for inf in self._pod_informers:
                 inf.store.remove(key)
-            with self._lock:
-                self._pod_parents.pop(key, None)
 
-    def _on_pod(self, pod: Obj, deleted: bool = False) -> None:
+    def _on_pod(self, pod: Obj, old: Obj | None = None) -> None:
+        """Enqueue the workloads above ``pod`` (added, updated or deleted), and above its previous
+        state ``old`` when its owner references changed (the chain is climbed through the stores,
+        so an update that only moved status costs one climb)."""
         # Another shard's pods never get here: _pod_transform leaves them out on every event, and
         # _process drops those whose workload turned out foreign only after they arrived.
-        key = (namespace_of(pod), name_of(pod))
         parents = self._ancestors(pod)
-        with self._lock:
-            before = self._pod_parents.pop(key, set())
-            if not deleted and parents:
-                self._pod_parents[key] = parents
-            pod_kind = self.kinds.get(POD_KIND)
-        for wk_key in parents | before:
+        if old is not None and meta(old).get("ownerReferences") != meta(pod).get("ownerReferences"):
+            parents |= self._ancestors(old)
+        for wk_key in parents:
             self.queue.add(wk_key)
+        with self._lock:
+            pod_kind = self.kinds.get(POD_KIND)
         if pod_kind is not None and pod_kind.entry is not None:
-            self.queue.add((pod_kind.id, key[0], key[1]))
+            self.queue.add((pod_kind.id, namespace_of(pod), name_of(pod)))
 
     # ------------------------------------------------------------------------------ processing
 
@@ -642,30 +671,25 @@ class Exporter:
         return next(self._covered_refs(obj), None) is None
 
     def _pods_of(self, obj: Mapping[str, Any], wk: WatchedKind) -> dict[str, Obj]:
-        """Pods below ``obj`` in its namespace, top-down through the owner indexes of every store.
-        Pods can own objects too: an LWS leader Pod owns its group's worker StatefulSet."""
+        """Pods below ``obj`` in its namespace, top-down through the one owner index over every
+        store (one lookup per object of the tree). Pods can own objects too: an LWS leader Pod
+        owns its group's worker StatefulSet."""
         if wk.id == POD_KIND:
             return {name_of(obj): dict(obj)}
         uid = uid_of(obj)
         namespace = namespace_of(obj)
         if not uid:
             return {}
-        with self._lock:
-            kinds = [k for k in self.kinds.values() if k.id != POD_KIND]
-        pod_informers = self._pod_informers
-        pod_uids: set[str] = set()
+        pod_ids: set[int] = set()
 
-        def children(owner_uid: str) -> Iterator[Obj]:
-            for inf in pod_informers:
-                for pod in inf.store.by_index("owner", owner_uid):
-                    pod_uids.add(uid_of(pod))
-                    yield pod
-            for k in kinds:
-                yield from k.by_owner(owner_uid)
+        def children(owner_uid: str) -> list[Obj]:
+            found = self._owned.get(owner_uid)
+            pod_ids.update(id(child) for tag, child in found if tag == POD_TAG)
+            return [child for _tag, child in found]
 
         pods: dict[str, Obj] = {}
         for child in descendants(uid, children):
-            if namespace_of(child) == namespace and uid_of(child) in pod_uids:
+            if id(child) in pod_ids and namespace_of(child) == namespace:
                 pods[name_of(child)] = dict(child)
         return pods
 
@@ -697,7 +721,8 @@ class Exporter:
         lines, settled = self._render(key, wk, obj, rv, pods)
         with self._lock:
             if self.kinds.get(wk_id) is wk:
-                self._entries[key] = _Entry(fingerprint if settled else None, lines)
+                series = sum(chunk.count(b"\n") for chunk in lines.values())
+                self._entries[key] = _Entry(fingerprint if settled else None, lines, series)
                 self._version += 1
 
     def _render(
@@ -730,12 +755,12 @@ class Exporter:
         workload = None
         attribution = None
         settled = True
+        compiled = self._compiled(wk)
         with self._lock:
             cached = self._resolved.get(key)
         if cached is not None and cached[0] == rv:
             workload = cached[1]
-        elif wk.compiled is not None:
-            compiled = wk.compiled
+        elif compiled is not None:
             try:
                 workload = self.quarantine.run(wk.entry.name, lambda: resolve(compiled, obj))
             except WorkloadMapError as exc:
@@ -755,9 +780,9 @@ class Exporter:
             if settled:  # a success, or an object at fault: same version, same result
                 with self._lock:
                     self._resolved[key] = (rv, workload)
-        if workload is not None and wk.compiled is not None:
+        if workload is not None and compiled is not None:
             try:
-                attribution = attribute_pods(wk.compiled, obj, pods.values(), check_ownership=False)
+                attribution = attribute_pods(compiled, obj, pods.values(), check_ownership=False)
             except WorkloadMapError as exc:
                 log.info("%s %s/%s: pods: %s", wk.kind, key[1], key[2], exc)
         return m.render_workload(base, info, workload, attribution, pods, pod_labels), settled
@@ -769,22 +794,54 @@ class Exporter:
         return b"".join(self.render_parts())
 
     def render_parts(self) -> list[bytes]:
-        """The whole exposition in pieces: workload families from the cache (shared, not copied),
-        the rest computed now. The server writes them one after another."""
+        """The whole exposition in pieces: the workload families of the current generation (the
+        workers' bytes, not copied), then the exporter's own families computed now."""
+        body, tail = self.exposition()
+        return [*body.parts, tail]
+
+    def exposition(self) -> tuple[WorkloadBody, bytes]:
+        """The current generation's workload families and the exporter's own families (the
+        server gzips the first once per generation, the second per scrape)."""
+        body = self.workload_body()
+        return body, self.render_tail(body)
+
+    def workload_body(self) -> WorkloadBody:
+        """The workload families within the series ceiling, built once per generation (a worker
+        storing new lines starts the next one); concurrent scrapes share one build."""
+        with self._body_lock:
+            with self._lock:
+                generation = self._version
+                body = self._body
+                if body is not None and body.generation == generation:
+                    return body
+                entries = dict(self._entries)
+            admitted = admit(
+                {key: e.series for key, e in entries.items()},
+                self.max_series,
+                sort_key=lambda key: (key[1], key[0], key[2]),  # namespace, kind, name
+            )
+            body = WorkloadBody.build(
+                generation, m.WORKLOAD_FAMILIES, [entries[key].lines for key in admitted.keys], admitted
+            )
+            if admitted.dropped_workloads:
+                log.warning(
+                    "--max-series %d: %d workloads (%d series) left out of the exposition",
+                    self.max_series,
+                    admitted.dropped_workloads,
+                    admitted.dropped_series,
+                )
+            self._body = body
+            return body
+
+    def render_tail(self, body: WorkloadBody) -> bytes:
+        """The exporter's own families: build and shard info, errors, quarantine, definitions,
+        informers, the series ceiling (what ``body`` left out), queue and readiness."""
         with self._lock:
-            entries = list(self._entries.values())
             errors = dict(self._resolve_errors)
             rows = list(self._definition_rows)
         parts: list[bytes] = [m.BUILD_INFO.render([([("version", __version__)], 1)])]
         shard = [("shard", str(self.shard.index)), ("total_shards", str(self.shard.total))]
         parts.append(m.SHARD_INFO.render([(shard, 1)]))
-        for fam in m.WORKLOAD_FAMILIES:
-            parts.append(fam.header)
-            name = fam.name
-            for e in entries:
-                chunk = e.lines.get(name)
-                if chunk:
-                    parts.append(chunk)
         parts.append(m.RESOLVE_ERRORS.render(([("kind", k)], v) for k, v in sorted(errors.items())))
         now = self.quarantine.now()
         records = self.quarantine.states()
@@ -815,9 +872,13 @@ class Exporter:
         parts.append(
             per_informer(m.INFORMER_WATCH_ERRORS, lambda i: i.stats.watch_errors + i.stats.list_errors)
         )
+        parts.append(m.SERIES_LIMIT.render([([], self.max_series)]))
+        parts.append(m.WORKLOAD_SERIES.render([([], body.series)]))
+        parts.append(m.DROPPED_SERIES.render([([], body.dropped_series)]))
+        parts.append(m.DROPPED_WORKLOADS.render([([], body.dropped_workloads)]))
         parts.append(m.QUEUE_DEPTH.render([([], len(self.queue))]))
         parts.append(m.READY.render([([], 1 if self.ready() else 0)]))
-        return parts
+        return b"".join(parts)
 
     def workload_count(self) -> int:
         with self._lock:

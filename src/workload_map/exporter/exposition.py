@@ -3,22 +3,60 @@
 Each metric family is written once: ``# HELP``, ``# TYPE``, then all of its samples. Label values
 are escaped (backslash, double quote, line feed), HELP text too (backslash, line feed). Values
 are written as integers when they are integral, ``NaN``/``+Inf``/``-Inf`` otherwise as Go does.
+
+Label values come from the cluster and from definitions, so they are bounded: a value longer than
+:data:`MAX_LABEL_VALUE_LENGTH` characters is cut to that length, its last characters replaced by
+``~`` and a hash of the whole value (two long values stay two series). Every Kubernetes name (at
+most 253 characters) passes whole. Text that is not valid UTF-8 (lone surrogates from a JSON
+escape) is written with ``?`` in their place (:func:`encode`), never as an error.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["CONTENT_TYPE", "Family", "escape_help", "escape_label_value", "format_value", "sample"]
+__all__ = [
+    "CONTENT_TYPE",
+    "MAX_LABEL_VALUE_LENGTH",
+    "Family",
+    "cut_label_value",
+    "encode",
+    "escape_help",
+    "escape_label_value",
+    "format_value",
+    "sample",
+]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 MetricType = Literal["counter", "gauge", "info", "untyped"]
 
+#: Characters a label value keeps at most (docs/metrics.md "Ceilings"): every Kubernetes name
+#: fits, and at 4 bytes a character it stays within the 2 KB label value limit of Mimir/Cortex.
+MAX_LABEL_VALUE_LENGTH = 256
+#: Hex digits of the hash that ends a cut value.
+_CUT_HASH = 12
+
+
+def cut_label_value(value: str) -> str:
+    """``value``, or when longer than :data:`MAX_LABEL_VALUE_LENGTH`, its first characters, ``~``
+    and 12 hex digits of the SHA-256 of the whole value (:data:`MAX_LABEL_VALUE_LENGTH` in all)."""
+    if len(value) <= MAX_LABEL_VALUE_LENGTH:
+        return value
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:_CUT_HASH]
+    return f"{value[: MAX_LABEL_VALUE_LENGTH - _CUT_HASH - 1]}~{digest}"
+
+
+def encode(text: str) -> bytes:
+    """UTF-8 bytes of exposition text; what cannot be encoded (lone surrogates) becomes ``?``."""
+    return text.encode("utf-8", "replace")
+
 
 def escape_label_value(value: str) -> str:
+    value = cut_label_value(value)
     if "\\" in value or '"' in value or "\n" in value:
         return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return value
@@ -62,10 +100,10 @@ class Family:
     @property
     def header(self) -> bytes:
         wire_type = "gauge" if self.type == "info" else self.type
-        return f"# HELP {self.name} {escape_help(self.help)}\n# TYPE {self.name} {wire_type}\n".encode()
+        return encode(f"# HELP {self.name} {escape_help(self.help)}\n# TYPE {self.name} {wire_type}\n")
 
     def line(self, labels: Sequence[tuple[str, str]], value: float) -> str:
         return sample(self.name, labels, value)
 
     def render(self, samples: Iterable[tuple[Sequence[tuple[str, str]], float]]) -> bytes:
-        return self.header + "".join(self.line(lb, v) for lb, v in samples).encode()
+        return self.header + encode("".join(self.line(lb, v) for lb, v in samples))

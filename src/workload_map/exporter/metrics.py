@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workload_map.exporter.exposition import Family
+from workload_map.exporter.exposition import Family, encode
 from workload_map.model.definition import ResourceStatus
 from workload_map.resolve.pods import PodAttribution
 from workload_map.resolve.resources import ResourceTotals, sum_totals
@@ -123,6 +123,27 @@ INFORMER_WATCH_ERRORS = Family(
     "counter",
     "Watch and list failures (connection errors, API errors) the informer recovered from.",
 )
+SERIES_LIMIT = Family(
+    "wmap_exporter_series_limit",
+    "gauge",
+    "The --max-series ceiling on workload series per scrape (0: none), as kube-state-metrics' "
+    "kube_state_metrics_list_objects_limit reports its --object-limit.",
+)
+WORKLOAD_SERIES = Family(
+    "wmap_exporter_workload_series",
+    "gauge",
+    "Workload series (wmap_workload_* and wmap_pod_workload_info) in this scrape.",
+)
+DROPPED_SERIES = Family(
+    "wmap_exporter_dropped_series",
+    "gauge",
+    "Workload series left out of this scrape by the --max-series ceiling (whole workloads).",
+)
+DROPPED_WORKLOADS = Family(
+    "wmap_exporter_dropped_workloads",
+    "gauge",
+    "Workloads left out of this scrape by the --max-series ceiling.",
+)
 QUEUE_DEPTH = Family("wmap_exporter_queue_depth", "gauge", "Workloads waiting to be re-rendered.")
 READY = Family("wmap_exporter_ready", "gauge", "1 when every informer has synced.")
 
@@ -151,6 +172,10 @@ FAMILIES: tuple[Family, ...] = (
     INFORMER_OBJECTS,
     INFORMER_RELISTS,
     INFORMER_WATCH_ERRORS,
+    SERIES_LIMIT,
+    WORKLOAD_SERIES,
+    DROPPED_SERIES,
+    DROPPED_WORKLOADS,
     QUEUE_DEPTH,
     READY,
 )
@@ -261,7 +286,7 @@ def render_workload(
     for name in sorted(pods):
         if name not in claimed:
             add(POD_INFO, _pod_info(pods[name], name, pod_labels, "", ""), 1)
-    return {k: "".join(v).encode() for k, v in out.items()}
+    return {k: encode("".join(v)) for k, v in out.items()}
 
 
 def _pod_info(
@@ -318,4 +343,4 @@ def render_generic(
     add(COMPONENT_PODS, [*comp, ("state", "ready")], ready)
     for name in sorted(pods):
         add(POD_INFO, _pod_info(pods[name], name, pod_labels, "pods", ""), 1)
-    return {k: "".join(v).encode() for k, v in out.items()}
+    return {k: encode("".join(v)) for k, v in out.items()}

@@ -1,6 +1,7 @@
 """The exporter's HTTP endpoints on a threaded stdlib server.
 
-- ``/metrics``: the exposition (gzip when the client accepts it);
+- ``/metrics``: the exposition, text format 0.0.4; gzip when ``Accept-Encoding`` accepts it (the
+  workload families compressed once per change generation, see :mod:`.scrape`);
 - ``/healthz``: 200 while the process serves requests;
 - ``/readyz``: 200 once every informer has synced, else 503 with what is still syncing.
 """
@@ -12,6 +13,7 @@ import zlib
 from typing import TYPE_CHECKING
 
 from workload_map.exporter.exposition import CONTENT_TYPE
+from workload_map.exporter.scrape import accepts_gzip, gzip_body
 from workload_map.runtime.http import BoundedHTTPServer, BoundedRequestHandler, ServerLimits, ServerThread
 
 if TYPE_CHECKING:
@@ -23,6 +25,8 @@ log = logging.getLogger(__name__)
 
 #: Bytes gathered per socket write of the exposition.
 WRITE_CHUNK = 1 << 20
+#: Bodies up to this size are sent as they are: compressing them saves nothing.
+GZIP_MIN = 1024
 
 
 class _Handler(BoundedRequestHandler):
@@ -31,19 +35,26 @@ class _Handler(BoundedRequestHandler):
     def _send(self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8") -> None:
         self._send_parts(status, [body], content_type)
 
-    def _send_parts(self, status: int, parts: list[bytes], content_type: str) -> None:
-        """Write ``parts`` one after another: a large exposition is never copied into one body
-        (gzip compresses piece by piece into a much smaller list)."""
-        encoding = None
-        if sum(len(p) for p in parts) > 1024 and "gzip" in (self.headers.get("Accept-Encoding") or ""):
+    def _gzip(self) -> bool:
+        return accepts_gzip(self.headers.get("Accept-Encoding"))
+
+    def _send_parts(
+        self, status: int, parts: list[bytes], content_type: str, encoding: str | None = None
+    ) -> None:
+        """Write ``parts`` one after another: a large exposition is never copied into one body.
+        Without an ``encoding`` they are gzipped here when the client accepts it."""
+        vary = encoding is not None
+        if encoding is None and sum(len(p) for p in parts) > GZIP_MIN and self._gzip():
             packer = zlib.compressobj(1, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip framing
             parts = [c for c in (packer.compress(p) for p in parts) if c] + [packer.flush()]
-            encoding = "gzip"
+            encoding, vary = "gzip", True
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(sum(len(p) for p in parts)))
-        if encoding:
+        if encoding and encoding != "identity":
             self.send_header("Content-Encoding", encoding)
+        if vary:
+            self.send_header("Vary", "Accept-Encoding")
         self.end_headers()
         if self.command != "HEAD":
             batch: list[bytes] = []
@@ -65,12 +76,16 @@ class _Handler(BoundedRequestHandler):
         exporter = self.server.exporter
         if path == "/metrics":
             try:
-                parts = exporter.render_parts()
+                body, tail = exporter.exposition()
+                if body.size + len(tail) > GZIP_MIN and self._gzip():
+                    parts, encoding = gzip_body(body, tail), "gzip"
+                else:
+                    parts, encoding = [*body.parts, tail], "identity"
             except Exception as exc:  # never kill the server thread
                 log.exception("rendering metrics failed")
                 self._send(500, f"rendering metrics failed: {exc}\n".encode())
                 return
-            self._send_parts(200, parts, CONTENT_TYPE)
+            self._send_parts(200, parts, CONTENT_TYPE, encoding)
         elif path == "/healthz":
             self._send(200, b"ok\n")
         elif path == "/readyz":

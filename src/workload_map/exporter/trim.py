@@ -11,7 +11,10 @@ templates of every ReplicaSet) are never read. So:
 - a pod keeps its metadata and what attribution, resource totals and pod status read: per
   container ``name``, ``resources`` and ``restartPolicy``; ``nodeName``, scheduling fields,
   ``overhead`` and ``resourceClaims``; ``status`` without ``podIPs``/``hostIP``-style addresses;
-- a workload object (a covered kind) is kept whole: its definition may read any field.
+- a workload object (a covered kind) is kept whole: its definition may read any field;
+- equal parts of many objects are kept once (:func:`shared`): the labels, annotations and owner
+  references of the pods of one owner, the containers of the pods of one template. Stored objects
+  are never mutated (the informer's rule), so sharing them changes nothing a reader sees.
 
 A definition whose pod selectors read other pod fields (``.spec.containers[].image``, volumes...)
 sees them absent in the exporter only; docs/metrics.md says so.
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import sys
 from typing import Any
+
+import orjson
 
 __all__ = ["LAST_APPLIED", "STUB_KEY", "stub", "trim_owner", "trim_pod", "trim_workload"]
 
@@ -65,6 +70,37 @@ _POD_STATUS = (
 )
 
 
+#: Distinct values :func:`shared` remembers; when full it starts over (sharing is only a saving).
+SHARED_MAX = 16384
+#: Values whose JSON is longer than this are kept as they are (unlikely to repeat; bounds the cache).
+SHARED_KEY_MAX = 2048
+_SHARED: dict[int, Any] = {}
+
+
+def shared(value: Any) -> Any:
+    """One object for every equal ``value`` (a dict or list, its strings interned): the 10,000 pods
+    of a Deployment then hold one copy of their containers' resources, labels and owner
+    references. Remembered by the hash of the canonical JSON and compared on a hit (a collision
+    only costs the sharing). Thread-safe enough: two informer threads racing keep two copies."""
+    if not isinstance(value, (dict, list)) or not value:
+        return _interned(value)
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return _interned(value)
+    if len(text) > SHARED_KEY_MAX:
+        return _interned(value)
+    key = hash(text)
+    found = _SHARED.get(key)
+    if found is not None and found == value:
+        return found
+    if len(_SHARED) >= SHARED_MAX:
+        _SHARED.clear()
+    value = _interned(value)
+    _SHARED[key] = value
+    return value
+
+
 def _interned(value: Any) -> Any:
     """Short strings shared by thousands of objects (namespaces, label values, owner kinds,
     quantities) as one object each: the JSON decoder makes a new string per occurrence."""
@@ -85,9 +121,11 @@ def _clean_metadata(obj: Obj) -> dict[str, Any]:
     annotations = meta.get("annotations")
     if isinstance(annotations, dict):
         annotations.pop(LAST_APPLIED, None)
-    for key in ("namespace", "labels", "ownerReferences"):
+    if "namespace" in meta:
+        meta["namespace"] = _interned(meta["namespace"])
+    for key in ("labels", "annotations", "ownerReferences"):
         if key in meta:
-            meta[key] = _interned(meta[key])
+            meta[key] = shared(meta[key])
     return meta
 
 
@@ -114,11 +152,14 @@ def trim_pod(obj: Obj) -> Obj:
     out: Obj = {k: obj[k] for k in ("apiVersion", "kind", "metadata") if k in obj}
     spec = obj.get("spec")
     if isinstance(spec, dict):
-        kept = {k: spec[k] for k in _POD_SPEC if k in spec}
+        kept = {k: _interned(spec[k]) for k in _POD_SPEC if k in spec}
+        for key in ("overhead", "resourceClaims", "readinessGates"):
+            if key in kept:
+                kept[key] = shared(kept[key])
         for key in ("containers", "initContainers"):
             if key in spec:
-                kept[key] = _containers(spec[key])
-        out["spec"] = _interned(kept)
+                kept[key] = shared(_containers(spec[key]))
+        out["spec"] = kept
     status = obj.get("status")
     if isinstance(status, dict):
         out["status"] = _interned({k: status[k] for k in _POD_STATUS if k in status})

@@ -23,6 +23,7 @@ from workload_map.generate.infer import (
     find_suspend,
     jq_path,
 )
+from workload_map.logs import escape_controls
 
 __all__ = ["Draft", "draft_definition", "to_commented_yaml"]
 
@@ -377,15 +378,18 @@ def _scalar(value: Any) -> str:
 
 
 def to_commented_yaml(data: Any, comments: Mapping[tuple[Any, ...], str], header: Sequence[str] = ()) -> str:
-    """Block YAML of ``data`` with ``comments`` (by key path) on the line above each key."""
-    lines = [f"# {h}" for h in header]
+    """Block YAML of ``data`` with ``comments`` (by key path) on the line above each key. Comments
+    quote CRD field names and descriptions: their control characters (line breaks included) are
+    escaped, so a comment stays one comment line and the draft is safe to print. Scalars are
+    JSON-quoted (ASCII) where they are not plain words."""
+    lines = [f"# {escape_controls(h)}" for h in header]
 
     def emit(value: Any, path: tuple[Any, ...], indent: str) -> None:
         if isinstance(value, Mapping):
             for key, child in value.items():
                 note = comments.get((*path, key))
                 if note:
-                    lines.append(f"{indent}# {note}")
+                    lines.append(f"{indent}# {escape_controls(note)}")
                 head = f"{indent}{_scalar(key)}:"
                 if isinstance(child, Mapping) and child:
                     lines.append(head)

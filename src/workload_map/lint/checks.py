@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from workload_map import messages
 from workload_map.errors import ExpressionError
 from workload_map.expr import compile_expression, read_paths
 from workload_map.expr import output_paths as _expr_output_paths
-from workload_map.lint.findings import LintFinding, make
+from workload_map.lint.findings import CODES, LintFinding, make
 from workload_map.lint.navigate import ITER, Node, Resolution, kind_of, resolve_path, show_path
 from workload_map.lint.schemas import KindSchema, SchemaError, SchemaSet, builtin_schemas
 from workload_map.model.definition import ComponentDefinition, Karta, StatusDefinition
 from workload_map.model.locations import SourceMap
+from workload_map.model.validator import MAX_FINDINGS, CompileBudget
 
 __all__ = ["LintTarget", "NoSchemaError", "lint_definition", "output_paths", "targets"]
 
@@ -171,6 +173,10 @@ class _Ctx:
     pod: KindSchema
     source_map: SourceMap | None
     findings: list[LintFinding]
+    budget: CompileBudget
+    #: Findings left out past MAX_FINDINGS, by severity; targets the compile budget left unchecked.
+    suppressed: dict[str, int] = field(default_factory=dict)
+    unchecked: list[LintTarget] = field(default_factory=list)
 
     def add(
         self,
@@ -181,6 +187,10 @@ class _Ctx:
         *,
         schema: KindSchema | None = None,
     ) -> None:
+        if len(self.findings) >= MAX_FINDINGS:
+            severity = CODES[code][0]
+            self.suppressed[severity] = self.suppressed.get(severity, 0) + 1
+            return
         ks = schema or (self.pod if t.role == "pod" else self.schema)
         where = None
         if node is not None:
@@ -223,18 +233,47 @@ def schema_for(karta: Karta, schemas: SchemaSet) -> KindSchema:
 
 
 def lint_definition(
-    karta: Karta, schemas: SchemaSet | KindSchema, *, source_map: SourceMap | None = None
+    karta: Karta,
+    schemas: SchemaSet | KindSchema,
+    *,
+    source_map: SourceMap | None = None,
+    budget: CompileBudget | None = None,
 ) -> list[LintFinding]:
     """Findings for ``karta`` against the schema of its root GVK (``schemas`` may be that one
-    schema). Raises :class:`NoSchemaError` when no schema covers the root kind and version."""
+    schema). Raises :class:`NoSchemaError` when no schema covers the root kind and version.
+    Parsing and compiling its expressions is charged to ``budget`` (the file's, shared with its
+    other definitions; a file's budget of its own without one): targets past it are not checked
+    (LINT018). At most MAX_FINDINGS findings are kept; LINT019 counts the rest."""
     schema = schemas if isinstance(schemas, KindSchema) else schema_for(karta, schemas)
-    ctx = _Ctx(karta, schema, _pod_schema(), source_map, [])
+    origin = source_map.origin if source_map is not None else f'definition "{karta.name}"'
+    ctx = _Ctx(karta, schema, _pod_schema(), source_map, [], budget or CompileBudget(origin))
     if not schema.served:
         t = LintTarget(f"{ROOT}.kind", "", "read")
         ctx.add("LINT017", f"{schema.gvk} is not served by its CRD ({schema.source})", t)
     for t in targets(karta):
-        _check_target(ctx, t)
-    return ctx.findings
+        done, _ = ctx.budget.run(lambda t=t: _check_target(ctx, t))  # type: ignore[misc]
+        if not done:
+            ctx.unchecked.append(t)
+    out = list(ctx.findings)
+    if ctx.unchecked:
+        first = ctx.unchecked[0]
+        out.append(
+            make(
+                "LINT018",
+                messages.compile_budget_exceeded(ctx.budget.origin, ctx.budget.seconds, len(ctx.unchecked)),
+                field=first.field,
+                expression=first.expression,
+                definition=karta.name or None,
+                location=source_map.location(first.field) if source_map is not None else None,
+            )
+        )
+    hidden = sum(ctx.suppressed.values())
+    if hidden:
+        summary = make(
+            "LINT019", messages.findings_suppressed(hidden, MAX_FINDINGS), definition=karta.name or None
+        )
+        out.append(summary if not ctx.suppressed.get("error") else replace(summary, severity="error"))
+    return out
 
 
 def _check_target(ctx: _Ctx, t: LintTarget) -> None:

@@ -27,6 +27,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "LINT015": ("error", "suspend/resume action value does not fit the field"),
     "LINT016": ("warning", "pod selector / gang path reads a field a Pod does not have"),
     "LINT017": ("warning", "version is not served by the CRD"),
+    "LINT018": ("error", "the expressions exceed the compile budget; the rest were not checked"),
+    "LINT019": ("warning", "more findings than are reported (error when an error was left out)"),
     # objects vs schema (``validate_object``)
     "LINT101": ("error", "value has the wrong type"),
     "LINT102": ("error", "required field is missing"),

@@ -117,15 +117,13 @@ def load_crd_file(path: str | Path) -> list[KindSchema]:
     """The schemas of every CRD in a YAML/JSON file (several documents or a ``List`` are fine).
     Raises :class:`SchemaError` for an unreadable file or one without any CRD."""
     p = Path(path)
-    try:
-        with p.open(encoding="utf-8") as fh:
-            text = fh.read(MAX_CRD_FILE + 1)  # bounded however the file claims its size (/dev/zero)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SchemaError(f"cannot read CRD file {path}: {exc}") from exc
-    if len(text) > MAX_CRD_FILE:
-        raise SchemaError(f"CRD file {path} is larger than {MAX_CRD_FILE // (1024 * 1024)} MiB")
+    from workload_map.model.inputs import read_text
     from workload_map.model.loader import load_yaml_documents
 
+    try:
+        text = read_text(p, limit=MAX_CRD_FILE, label=f"CRD file {path}")
+    except WorkloadMapError as exc:
+        raise SchemaError(str(exc)) from exc
     try:
         docs = [d for d in load_yaml_documents(text, str(path)) if d]
     except WorkloadMapError as exc:

@@ -288,6 +288,13 @@ class GangExpressions(_Model):
     min_sub_group: str | None = None
     sub_groups: str | None = None
     pod_sub_group: str | None = None
+    # Gang policy for the schedulers that read it from the gang's objects (Volcano, coscheduling,
+    # the Workload API, Kueue): where the operator keeps it (e.g. a training job's
+    # runPolicy.schedulingPolicy). KAI's pod-grouper takes these from labels instead.
+    queue: str | None = None
+    priority_class_name: str | None = None
+    schedule_timeout_seconds: str | None = None
+    min_resources: str | None = None
 
 
 class GangScheduling(_Model):

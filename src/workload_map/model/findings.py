@@ -26,6 +26,7 @@ class CodeInfo:
 # KARTA0xx: upstream validator rules (spec 2.10), exact upstream message text.
 # KARTA1xx: loader (shape, types, unknown fields, documents that are not definitions).
 # KARTA2xx: our extra semantic checks.
+# KARTA3xx: limits (the compile budget, the findings cap).
 CODES: dict[str, CodeInfo] = {
     "KARTA001": CodeInfo(ERROR, "karta is nil", True),
     "KARTA002": CodeInfo(ERROR, "component name is not unique (stops validation)", True),
@@ -44,13 +45,13 @@ CODES: dict[str, CodeInfo] = {
     "KARTA015": CodeInfo(ERROR, "pod-group member component is not defined", True),
     "KARTA016": CodeInfo(ERROR, "jq expression does not parse", True),
     "KARTA017": CodeInfo(ERROR, "jq expression failed static validation (forbidden or undefined)", True),
-    "KARTA101": CodeInfo(WARNING, "unknown field (error in strict mode)"),
+    "KARTA101": CodeInfo(ERROR, "unknown field (a warning with field validation warn)"),
     "KARTA102": CodeInfo(ERROR, "value has the wrong type"),
     "KARTA103": CodeInfo(ERROR, "required field is missing"),
     "KARTA104": CodeInfo(ERROR, "document is not a Karta definition"),
     "KARTA105": CodeInfo(WARNING, "legacy ResourceInterface definition read as Karta"),
     "KARTA106": CodeInfo(WARNING, "definition has no metadata.name"),
-    "KARTA107": CodeInfo(WARNING, "duplicate key in a YAML mapping (error in strict mode)"),
+    "KARTA107": CodeInfo(ERROR, "duplicate key in a YAML mapping (a warning with field validation warn)"),
     "KARTA201": CodeInfo(WARNING, "byConditions matcher without conditionsDefinition"),
     "KARTA202": CodeInfo(WARNING, "byPhase matcher without phaseDefinition"),
     "KARTA203": CodeInfo(WARNING, "condition reason matcher while reasonFieldName is empty"),
@@ -74,6 +75,8 @@ CODES: dict[str, CodeInfo] = {
     "KARTA221": CodeInfo(ERROR, "duplicate entry in a keyed list or set"),
     "KARTA222": CodeInfo(ERROR, "topology with empty fields"),
     "KARTA223": CodeInfo(WARNING, "empty jq expression (ignored)"),
+    "KARTA301": CodeInfo(ERROR, "the file's expressions exceed the compile budget; some were not checked"),
+    "KARTA302": CodeInfo(WARNING, "more findings than are reported (error when an error was left out)"),
 }
 
 

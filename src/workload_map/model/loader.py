@@ -17,6 +17,15 @@ line; the other documents still load. Malformed YAML/JSON and unreadable files r
 Directories are read non-recursively: every ``*.yaml``, ``*.yml`` and ``*.json`` file directly
 inside, in sorted order.
 
+Bounds (see :mod:`workload_map.model.inputs`): special files are refused by type before they are
+opened; at most 16 MiB per file, 1,000 files and 64 MiB per directory, 10,000 YAML documents per
+file, 2,000,000 values per document (aliases counted expanded); at most 100 unknown-field and 100
+repeated-key findings per definition (one more finding counts the rest). Every definition of one
+file shares one expression compile budget (:class:`~workload_map.model._jq.CompileBudget`).
+
+Unknown fields and repeated keys are errors by default (``field_validation="strict"``, as
+kubectl's ``--validate=strict``); ``"warn"`` reports them as warnings, ``"ignore"`` not at all.
+
 Speed: libyaml (``CSafeLoader``) composes each document once; the data is constructed from that
 node tree and the tree is kept for the ``SourceMap`` (lookups walk it lazily). JSON files are
 parsed with orjson and only composed as YAML if a location is asked for.
@@ -24,6 +33,7 @@ parsed with orjson and only composed as YAML if a location is asked for.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import functools
 import json
@@ -41,7 +51,9 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from workload_map import messages
-from workload_map.errors import DefinitionError
+from workload_map.errors import DefinitionError, InputError
+from workload_map.model import inputs
+from workload_map.model._jq import FILE_COMPILE_SECONDS, CompileBudget
 from workload_map.model.definition import (
     KARTA_API_VERSION,
     KARTA_KIND,
@@ -49,7 +61,7 @@ from workload_map.model.definition import (
     LEGACY_KIND,
     Karta,
 )
-from workload_map.model.findings import ERROR, Finding, make
+from workload_map.model.findings import ERROR, WARNING, Finding, Severity, make
 from workload_map.model.locations import PathPart, SourceMap, format_path
 
 try:  # libyaml when available (it is in the wheels we depend on); pure Python otherwise.
@@ -83,14 +95,41 @@ class _CachingLoader(_Loader):  # type: ignore[valid-type,misc]
 
 
 DEFINITION_SUFFIXES = (".yaml", ".yml", ".json")
-STDIN = "stdin"
+STDIN = inputs.STDIN
+#: YAML documents read from one file or text at most.
+MAX_DOCUMENTS = 10_000
+#: Unknown-field (KARTA101) and repeated-key (KARTA107) findings kept per definition, each.
+MAX_FIELD_FINDINGS = 100
+
+#: How unknown fields and repeated keys are reported, as kubectl's ``--validate``: ``strict``
+#: errors, ``warn`` warnings, ``ignore`` not at all.
+FieldValidation = Literal["strict", "warn", "ignore"]
+FIELD_VALIDATIONS: tuple[FieldValidation, ...] = ("strict", "warn", "ignore")
+
+
+def field_validation_mode(value: str) -> FieldValidation:
+    """``value`` as a FieldValidation (ValueError for anything else)."""
+    for mode in FIELD_VALIDATIONS:
+        if value == mode:
+            return mode
+    raise ValueError(f"field validation must be one of {', '.join(FIELD_VALIDATIONS)}, not {value!r}")
+
+
+@dataclass(frozen=True)
+class _Options:
+    field_validation: FieldValidation = "strict"
+    compile_seconds: float = FILE_COMPILE_SECONDS
+
 
 __all__ = [
+    "FIELD_VALIDATIONS",
     "DefinitionLoadError",
+    "FieldValidation",
     "LoadResult",
     "LoadedDefinition",
     "RejectedDocument",
     "dump_definition",
+    "field_validation_mode",
     "load_definition",
     "load_definitions",
     "load_definitions_text",
@@ -113,6 +152,8 @@ class LoadedDefinition:
     source_map: SourceMap
     item_index: int | None = None  # 0-based index inside a list / ``kind: List`` document
     findings: tuple[Finding, ...] = ()  # loader findings for this definition (unknown fields...)
+    #: The compile budget of the file this definition came from, shared with its other definitions.
+    budget: CompileBudget | None = field(default=None, compare=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -122,7 +163,7 @@ class LoadedDefinition:
         """Validator findings (not including the loader's ``findings``)."""
         from workload_map.model.validator import validate_definition
 
-        return validate_definition(self.karta, source_map=self.source_map)
+        return validate_definition(self.karta, source_map=self.source_map, budget=self.budget)
 
 
 @dataclass(frozen=True)
@@ -157,37 +198,70 @@ class LoadResult:
 # --- public API -------------------------------------------------------------------------
 
 
+def _options(
+    strict: bool | None, field_validation: FieldValidation | None, compile_seconds: float | None
+) -> _Options:
+    mode = field_validation_mode(field_validation or ("warn" if strict is False else "strict"))
+    return _Options(mode, FILE_COMPILE_SECONDS if compile_seconds is None else compile_seconds)
+
+
 def load_definitions(
-    source: str | os.PathLike[str] | IO[str] | IO[bytes], *, strict: bool = False, name: str | None = None
+    source: str | os.PathLike[str] | IO[str] | IO[bytes],
+    *,
+    field_validation: FieldValidation | None = None,
+    strict: bool | None = None,
+    name: str | None = None,
+    compile_seconds: float | None = None,
 ) -> LoadResult:
     """Load every definition in ``source``: a file path, a directory, ``"-"`` (stdin), a readable
     stream, or YAML/JSON text (a ``str`` containing a newline is taken as text, named ``name`` or
-    ``"<string>"``). ``strict`` turns unknown fields into errors."""
+    ``"<string>"``). ``field_validation`` (default ``"strict"``) says how unknown fields and
+    repeated keys are reported; ``strict=False`` is the older spelling of ``"warn"``.
+    ``compile_seconds`` is the compile budget of each file (:data:`FILE_COMPILE_SECONDS`)."""
+    opts = _options(strict, field_validation, compile_seconds)
     if hasattr(source, "read"):
         stream = typing.cast("IO[Any]", source)
         origin = name or str(getattr(stream, "name", "stream"))
-        return _load_text(_decode(stream.read(), origin), origin, strict=strict)
+        raw = stream.read(inputs.MAX_FILE_BYTES + 1)
+        if len(raw) > inputs.MAX_FILE_BYTES:
+            raise InputError(messages.too_large(origin, inputs.MAX_FILE_BYTES))
+        return _load_text(inputs.decode_text(raw, origin), origin, opts)
     if isinstance(source, str) and source == "-":
-        return _load_text(_read_stdin(), name or STDIN, strict=strict)
+        origin = name or STDIN
+        return _load_text(inputs.read_text("-", label=origin), origin, opts)
     if isinstance(source, str) and "\n" in source:
-        return load_definitions_text(source, name=name or "<string>", strict=strict)
+        return _load_text(source, name or "<string>", opts)
     path = Path(source)
-    if path.is_dir():
-        results = [_load_file(p, strict=strict) for p in _directory_files(path)]
-        return _merge(results)
-    return _load_file(path, strict=strict, name=name)
+    if inputs.is_directory(path):
+        budget = inputs.ByteBudget(str(path), inputs.MAX_TOTAL_BYTES)
+        files = inputs.list_files(
+            path, DEFINITION_SUFFIXES, limit=inputs.MAX_DIRECTORY_FILES, what="definition files"
+        )
+        return _merge([_load_file(p, opts, budget=budget) for p in files])
+    return _load_file(path, opts, name=name)
 
 
-def load_definitions_text(text: str, *, name: str = "<string>", strict: bool = False) -> LoadResult:
+def load_definitions_text(
+    text: str,
+    *,
+    name: str = "<string>",
+    field_validation: FieldValidation | None = None,
+    strict: bool | None = None,
+    compile_seconds: float | None = None,
+) -> LoadResult:
     """Load definitions from YAML or JSON text; ``name`` is used as the origin in locations."""
-    return _load_text(text, name, strict=strict)
+    return _load_text(text, name, _options(strict, field_validation, compile_seconds))
 
 
 def load_definition(
-    source: str | os.PathLike[str] | IO[str] | IO[bytes], *, strict: bool = False, name: str | None = None
+    source: str | os.PathLike[str] | IO[str] | IO[bytes],
+    *,
+    field_validation: FieldValidation | None = None,
+    strict: bool | None = None,
+    name: str | None = None,
 ) -> LoadedDefinition:
     """Exactly one definition, or ``DefinitionLoadError`` (a ``DefinitionError``)."""
-    result = load_definitions(source, strict=strict, name=name)
+    result = load_definitions(source, field_validation=field_validation, strict=strict, name=name)
     origin = result.origins[0] if len(result.origins) == 1 else str(name or source)
     if result.errors:
         first = result.errors[0]
@@ -226,14 +300,6 @@ def _joined(findings: list[Finding]) -> str:
     return "\n".join(f.format() for f in findings)
 
 
-def _directory_files(directory: Path) -> list[Path]:
-    try:
-        entries = sorted(directory.iterdir())
-    except OSError as exc:
-        raise DefinitionError(messages.cannot_read(str(directory), exc.strerror or str(exc))) from exc
-    return [p for p in entries if p.suffix.lower() in DEFINITION_SUFFIXES and p.is_file()]
-
-
 def _merge(results: list[LoadResult]) -> LoadResult:
     return LoadResult(
         definitions=tuple(d for r in results for d in r.definitions),
@@ -243,33 +309,14 @@ def _merge(results: list[LoadResult]) -> LoadResult:
     )
 
 
-def _read_stdin() -> str:
-    buffer = getattr(sys.stdin, "buffer", None)
-    if buffer is not None:
-        return _decode(buffer.read(), STDIN)
-    return sys.stdin.read()
-
-
-def _decode(raw: str | bytes, origin: str) -> str:
-    if isinstance(raw, str):
-        return raw
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        detail = f"{exc.reason} at byte {exc.start}"
-        raise DefinitionError(messages.not_utf8(origin, detail)) from exc
-
-
-def _load_file(path: Path, *, strict: bool, name: str | None = None) -> LoadResult:
+def _load_file(
+    path: Path, opts: _Options, *, name: str | None = None, budget: inputs.ByteBudget | None = None
+) -> LoadResult:
     origin = name or str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DefinitionError(messages.cannot_read(origin, exc.strerror or str(exc))) from exc
-    text = _decode(raw, origin)
+    text = inputs.read_text(path, label=origin, budget=budget)
     if path.suffix.lower() == ".json":
-        return _load_json(text, origin, path.stem, strict=strict)
-    return _load_text(text, origin, stem=path.stem, strict=strict)
+        return _load_json(text, origin, path.stem, opts)
+    return _load_text(text, origin, opts, stem=path.stem)
 
 
 def _yaml_error(exc: yaml.YAMLError, origin: str, text: str) -> DefinitionError:
@@ -307,6 +354,14 @@ class _Fallback(Exception):
 
 # Values a document may expand to through aliases; beyond this it is an alias bomb.
 MAX_EXPANDED_VALUES = 2_000_000
+# YAML nodes a text may hold, estimated from its bytes before libyaml composes it (a composed node
+# costs about 280 bytes; 16 MiB of "- a" lines would be 4 million of them). Real manifests, CRDs
+# and recordings need one estimated node per 13 bytes or more, so a 13 MiB file still fits.
+MAX_YAML_NODES = 1_000_000
+# A JSON text is parsed (orjson) only if it cannot hold more values than a YAML document may.
+MAX_JSON_VALUES = MAX_EXPANDED_VALUES
+# JSON is composed as YAML for locations (findings' line:column) only up to this size.
+MAX_JSON_LOCATED = 2 * 1024 * 1024
 
 
 class _TooLarge(Exception):
@@ -360,10 +415,54 @@ def _expanded_size(root: yaml.Node, limit: int) -> int:
 
 def load_yaml_documents(text: str, origin: str) -> list[Any]:
     """Every document of a YAML (or JSON) text as plain data, with the bounds the definition
-    loader has: an alias or merge-key bomb, a 4,300-digit number or a too-deep nesting is a
-    DefinitionError naming ``origin`` with line and column. The one YAML reader for untrusted
-    files (manifests, CRD files, kubeconfigs, object lists)."""
+    loader has: an alias or merge-key bomb, a 4,300-digit number, too many values or documents,
+    or a too-deep nesting is a DefinitionError naming ``origin`` with line and column. Text that
+    is JSON is parsed as JSON (orjson), only falling back to YAML when it is not valid JSON. The
+    one reader for untrusted files (manifests, CRD files, kubeconfigs, object lists)."""
+    parsed = _json_document(text, origin)
+    if parsed is not _NOT_JSON:
+        return [parsed]
     return [data for _, data, _ in _compose_all(text, origin)]
+
+
+_NOT_JSON = object()
+
+
+def _json_document(text: str, origin: str) -> Any:
+    """The data of ``text`` when it is one JSON object or array, else ``_NOT_JSON`` (read it as
+    YAML, which also reports the syntax error). Refused before parsing when it may hold more than
+    :data:`MAX_JSON_VALUES` values (every value but the first needs a comma or an opening bracket)."""
+    start = text[:64].lstrip("\ufeff \t\r\n")[:1]
+    if start not in ("{", "["):
+        return _NOT_JSON
+    _check_json_size(text, origin)
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return _NOT_JSON
+
+
+def _check_json_size(text: str, origin: str) -> None:
+    estimate = text.count(",") + text.count("[") + text.count("{")
+    if estimate > MAX_JSON_VALUES:
+        raise DefinitionError(messages.too_many_values(origin, MAX_JSON_VALUES, aliases=False))
+
+
+def _check_yaml_size(text: str, origin: str) -> None:
+    """Refuse a text that may compose to more than :data:`MAX_YAML_NODES` nodes. Each node after the
+    first of a document is introduced by a line break, a comma, an opening bracket, ``- ``, ``: ``
+    or ``? ``, so counting those (at C speed) bounds the nodes from above."""
+    estimate = (
+        text.count("\n")
+        + text.count(",")
+        + text.count("[")
+        + text.count("{")
+        + text.count("- ")
+        + text.count(": ")
+        + text.count("? ")
+    )
+    if estimate > MAX_YAML_NODES:
+        raise DefinitionError(messages.too_many_yaml_nodes(origin, MAX_YAML_NODES))
 
 
 class _Builder:
@@ -375,6 +474,7 @@ class _Builder:
         self._constructor = yaml.constructor.SafeConstructor()
         self._memo: dict[int, tuple[Any, int]] = {}
         self.expanded = 0
+        self.aliased = False  # a node was reached twice (an alias)
         self.duplicates: list[tuple[str, yaml.Node]] = []  # (key, key node) of repeated keys
 
     def build(self, node: yaml.Node) -> Any:
@@ -395,6 +495,7 @@ class _Builder:
                 raise _BadScalar(node, str(exc)) from None
         done = self._memo.get(id(node))
         if done is not None:
+            self.aliased = True
             return done
         size = 1
         if isinstance(node, yaml.MappingNode) and node.tag == _MAP_TAG:
@@ -432,10 +533,13 @@ class _Builder:
 def _compose_all(text: str, origin: str) -> list[tuple[yaml.Node, Any, list[tuple[str, yaml.Node]]]]:
     """Compose each document once (libyaml), build its data from the same nodes, keep the nodes
     for the source map. Also returns the repeated mapping keys of each document."""
+    _check_yaml_size(text, origin)
     loader = _CachingLoader(text)
     docs: list[tuple[yaml.Node, Any, list[tuple[str, yaml.Node]]]] = []
     try:
         while loader.check_node():
+            if len(docs) >= MAX_DOCUMENTS:
+                raise DefinitionError(messages.too_many_documents(origin, MAX_DOCUMENTS))
             node = loader.get_node()
             if node is None:
                 continue
@@ -444,6 +548,7 @@ def _compose_all(text: str, origin: str) -> list[tuple[yaml.Node, Any, list[tupl
                 try:
                     data = builder.build(node)
                 except _Fallback:
+                    builder.aliased = True  # merge keys and anchors: what they expand to is counted
                     _expanded_size(node, MAX_EXPANDED_VALUES)
                     try:
                         data = loader.construct_document(node)
@@ -455,12 +560,9 @@ def _compose_all(text: str, origin: str) -> list[tuple[yaml.Node, Any, list[tupl
                     messages.yaml_error(f"{origin}:{mark.line + 1}:{mark.column + 1}", exc.problem)
                 ) from None
             except _TooLarge:
-                line = node.start_mark.line + 1
+                where = f"{origin}:{node.start_mark.line + 1}:1"
                 raise DefinitionError(
-                    messages.yaml_error(
-                        f"{origin}:{line}:1",
-                        f"document expands to more than {MAX_EXPANDED_VALUES} values through aliases",
-                    )
+                    messages.too_many_values(where, MAX_EXPANDED_VALUES, aliases=builder.aliased)
                 ) from None
             docs.append((node, data, builder.duplicates))
     except yaml.YAMLError as exc:
@@ -481,24 +583,33 @@ def _compose_one(text: str) -> yaml.Node | None:
         loader.dispose()
 
 
-def _load_json(text: str, origin: str, stem: str, *, strict: bool) -> LoadResult:
+def _load_json(text: str, origin: str, stem: str, opts: _Options) -> LoadResult:
+    _check_json_size(text, origin)
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         where = f"{origin}:{exc.lineno}:{exc.colno}"
         raise DefinitionError(f"{where}: invalid JSON: {exc.msg}") from exc
-    source = SourceMap(origin, compose=lambda: _compose_one(text))
+    return _process_json(data, text, origin, stem, opts)
+
+
+def _process_json(data: Any, text: str, origin: str, stem: str, opts: _Options) -> LoadResult:
+    # Locations come from composing the text as YAML on the first lookup, for small texts only.
+    compose = (lambda: _compose_one(text)) if len(text) <= MAX_JSON_LOCATED else (lambda: None)
+    source = SourceMap(origin, compose=compose)
     docs: list[tuple[SourceMap, Any]] = [(source, data)]
-    return _process(docs, origin, stem, strict=strict)
+    return _process(docs, origin, stem, opts)
 
 
-def _load_text(text: str, origin: str, *, strict: bool, stem: str | None = None) -> LoadResult:
+def _load_text(text: str, origin: str, opts: _Options, *, stem: str | None = None) -> LoadResult:
+    stem = stem if stem is not None else _stem_of(origin)
+    data = _json_document(text, origin)
+    if data is not _NOT_JSON:
+        return _process_json(data, text, origin, stem, opts)
     composed = _compose_all(text, origin)
     docs = [(SourceMap(origin, node), data) for node, data, _ in composed]
     duplicates = [dups for _, _, dups in composed]
-    return _process(
-        docs, origin, stem if stem is not None else _stem_of(origin), strict=strict, duplicates=duplicates
-    )
+    return _process(docs, origin, stem, opts, duplicates=duplicates)
 
 
 def _stem_of(origin: str) -> str:
@@ -560,32 +671,50 @@ def _describe_doc(c: _Candidate) -> str:
     return f"{doc} (line {pos.line})" if pos else doc
 
 
+def _field_severity(opts: _Options) -> Severity:
+    return ERROR if opts.field_validation == "strict" else WARNING
+
+
 def _duplicate_findings(
-    cand: _Candidate, dups: list[tuple[str, yaml.Node]], origin: str, *, strict: bool
+    cand: _Candidate, dups: list[tuple[str, yaml.Node]], origin: str, opts: _Options
 ) -> list[Finding]:
-    """KARTA107 for the repeated keys written inside this candidate."""
+    """KARTA107 for the repeated keys written inside this candidate (``dups`` is in document
+    order, so the candidate's are found by bisection), at most MAX_FIELD_FINDINGS of them."""
     node = cand.source_map.node
-    if not dups or node is None:
+    if not dups or node is None or opts.field_validation == "ignore":
         return []
     lo, hi = node.start_mark.index, node.end_mark.index
-    return [
+    offsets = [k.start_mark.index for _, k in dups]
+    first, last = bisect.bisect_left(offsets, lo), bisect.bisect_left(offsets, hi)
+    severity = _field_severity(opts)
+    out = [
         make(
             "KARTA107",
             messages.duplicate_key(key),
             location=f"{origin}:{k.start_mark.line + 1}:{k.start_mark.column + 1}",
-            severity=ERROR if strict else None,
+            severity=severity,
         )
-        for key, k in dups
-        if lo <= k.start_mark.index < hi
+        for key, k in dups[first : min(last, first + MAX_FIELD_FINDINGS)]
     ]
+    hidden = last - first - MAX_FIELD_FINDINGS
+    if hidden > 0:
+        out.append(
+            make(
+                "KARTA107",
+                messages.more_field_findings(hidden, "repeated keys"),
+                location=out[-1].location,
+                severity=severity,
+            )
+        )
+    return out
 
 
 def _process(
     docs: list[tuple[SourceMap, Any]],
     origin: str,
     stem: str,
+    opts: _Options,
     *,
-    strict: bool,
     duplicates: list[list[tuple[str, yaml.Node]]] | None = None,
 ) -> LoadResult:
     candidates = list(_candidates(docs))
@@ -593,10 +722,11 @@ def _process(
     rejected: list[RejectedDocument] = []
     all_findings: list[Finding] = []
     several = len(candidates) > 1
+    budget = CompileBudget(origin, opts.compile_seconds)  # one for every definition of this text
     for ordinal, cand in enumerate(candidates):
         derived = f"{stem}-{ordinal}" if several else stem
         dups = duplicates[cand.document_index] if duplicates else []
-        loaded, reject = _read_candidate(cand, origin, derived, strict=strict, dups=dups)
+        loaded, reject = _read_candidate(cand, origin, derived, opts, dups=dups, budget=budget)
         if loaded is not None:
             definitions.append(loaded)
             all_findings.extend(loaded.findings)
@@ -607,7 +737,13 @@ def _process(
 
 
 def _read_candidate(
-    cand: _Candidate, origin: str, derived: str, *, strict: bool, dups: list[tuple[str, yaml.Node]]
+    cand: _Candidate,
+    origin: str,
+    derived: str,
+    opts: _Options,
+    *,
+    dups: list[tuple[str, yaml.Node]],
+    budget: CompileBudget,
 ) -> tuple[LoadedDefinition | None, RejectedDocument | None]:
     data = cand.data
     smap = cand.source_map
@@ -674,10 +810,8 @@ def _read_candidate(
             )
         )
 
-    findings.extend(
-        f.with_context(definition=name) for f in _duplicate_findings(cand, dups, origin, strict=strict)
-    )
-    findings.extend(_unknown_fields(data, smap, name, strict=strict))
+    findings.extend(f.with_context(definition=name) for f in _duplicate_findings(cand, dups, origin, opts))
+    findings.extend(_unknown_fields(data, smap, name, opts))
     try:
         karta = Karta.model_validate(data)
     except ValidationError as exc:
@@ -686,7 +820,9 @@ def _read_candidate(
             origin, cand.document_index, cand.item_index, name, loc, tuple(findings), False
         )
         return None, rej
-    loaded = LoadedDefinition(karta, origin, cand.document_index, smap, cand.item_index, tuple(findings))
+    loaded = LoadedDefinition(
+        karta, origin, cand.document_index, smap, cand.item_index, tuple(findings), budget=budget
+    )
     return loaded, None
 
 
@@ -761,30 +897,34 @@ def _model_fields(model: type[BaseModel]) -> tuple[dict[str, _Shape], dict[str, 
     return by_alias, py_to_alias
 
 
-def _unknown_fields(data: dict[str, Any], smap: SourceMap, name: str, *, strict: bool) -> list[Finding]:
+def _unknown_fields(data: dict[str, Any], smap: SourceMap, name: str, opts: _Options) -> list[Finding]:
+    """KARTA101 for every field the format does not have (``metadata`` and ``status`` aside), with
+    a did-you-mean; at most MAX_FIELD_FINDINGS are described, one more finding counts the rest."""
+    if opts.field_validation == "ignore":
+        return []
     out: list[Finding] = []
-    severity = ERROR if strict else None
+    severity = _field_severity(opts)
+    hidden = 0
 
     def walk(value: Any, model: type[BaseModel], path: tuple[PathPart, ...]) -> None:
+        nonlocal hidden
         if not isinstance(value, dict):
             return
         fields, py_to_alias = _model_fields(model)
         for key, sub in value.items():
             shape = fields.get(key) if isinstance(key, str) else None
             if shape is None:
+                if len(out) >= MAX_FIELD_FINDINGS:
+                    hidden += 1
+                    continue
                 key_text = str(key)
-                suggestion = py_to_alias.get(key_text)
-                if suggestion is None or suggestion == key_text:
-                    close = difflib.get_close_matches(key_text, list(fields), n=1, cutoff=0.6)
-                    if not close:
-                        lowered = {f.lower(): f for f in fields}
-                        close = [lowered[key_text.lower()]] if key_text.lower() in lowered else []
-                    suggestion = close[0] if close else None
                 full = (*path, key_text)
                 out.append(
                     make(
                         "KARTA101",
-                        messages.unknown_field(key_text, format_path(path), suggestion),
+                        messages.unknown_field(
+                            key_text, format_path(path), _suggestion(key_text, fields, py_to_alias)
+                        ),
                         field=format_path(full),
                         definition=name,
                         location=smap.location(full),
@@ -804,7 +944,32 @@ def _unknown_fields(data: dict[str, Any], smap: SourceMap, name: str, *, strict:
                 visit(item, shape.item, (*path, i))
 
     walk(data, Karta, ())
+    if hidden:
+        out.append(
+            make(
+                "KARTA101",
+                messages.more_field_findings(hidden, "unknown fields"),
+                definition=name,
+                location=out[-1].location,
+                severity=severity,
+            )
+        )
     return out
+
+
+def _suggestion(key: str, fields: dict[str, _Shape], py_to_alias: dict[str, str]) -> str | None:
+    """The field ``key`` was probably meant to be: its camelCase spelling, a close match, or the
+    same name in another case."""
+    suggestion = py_to_alias.get(key)
+    if suggestion is not None and suggestion != key:
+        return suggestion
+    if len(key) > 200:
+        return None  # difflib is quadratic in the length of what it compares
+    close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    lowered = {f.lower(): f for f in fields}
+    return lowered.get(key.lower())
 
 
 # --- type errors --------------------------------------------------------------------------

@@ -60,12 +60,27 @@ def _pos(mark: yaml.Mark) -> Position:
     return Position(mark.line + 1, mark.column + 1)
 
 
-def _child(node: yaml.Node, part: PathPart) -> tuple[yaml.Node | None, yaml.Node] | None:
+#: Mappings with more entries than this get a key index on their first lookup (a scan is cheaper
+#: for small ones); lookups in a wide mapping then cost one step instead of one per entry.
+_INDEXED = 16
+_Entry = tuple["yaml.Node | None", yaml.Node]
+
+
+def _child(
+    node: yaml.Node, part: PathPart, index: dict[int, dict[str, _Entry]] | None = None
+) -> _Entry | None:
     """(key node or None, value node) of ``part`` under ``node``; the last duplicate key wins, as
     when the data was built."""
     if isinstance(node, yaml.MappingNode):
         want = str(part)
-        found: tuple[yaml.Node | None, yaml.Node] | None = None
+        if index is not None and len(node.value) > _INDEXED:
+            keys = index.get(id(node))
+            if keys is None:
+                keys = index[id(node)] = {
+                    k.value: (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)
+                }
+            return keys.get(want)
+        found: _Entry | None = None
         for k, v in node.value:
             if isinstance(k, yaml.ScalarNode) and k.value == want:
                 found = (k, v)
@@ -79,7 +94,7 @@ class SourceMap:
     """Locations of one document. ``prefix`` is the part of the logical path that the document
     does not spell out (a bare spec is read as ``spec``, so ``prefix=("spec",)``)."""
 
-    __slots__ = ("_compose", "_node", "_prefix", "origin")
+    __slots__ = ("_compose", "_index", "_node", "_prefix", "origin")
 
     def __init__(
         self,
@@ -93,6 +108,7 @@ class SourceMap:
         self._node = node
         self._compose = compose
         self._prefix = prefix
+        self._index: dict[int, dict[str, _Entry]] = {}
 
     @classmethod
     def empty(cls, origin: str) -> SourceMap:
@@ -126,7 +142,7 @@ class SourceMap:
         marks: list[yaml.Node] = []
         current: yaml.Node = node
         for part in rel:
-            step = _child(current, part)
+            step = _child(current, part, self._index)
             if step is None:
                 return node, marks, False
             marks.append(step[0] if step[0] is not None else step[1])

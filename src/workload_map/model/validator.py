@@ -14,20 +14,26 @@ an empty string like an unset field (Go zero values), so do these rules.
 
 Every finding carries the camelCase field path and, when a ``SourceMap`` is given,
 ``file:line:column``.
+
+Cost: linear in the size of the definition (the cycle check colours components, matchers are
+compared by hash), plus expression compiling, which is charged to a :class:`CompileBudget` shared
+by every definition of one file (KARTA301 when it runs out). At most :data:`MAX_FINDINGS`
+findings are kept per definition; one more (KARTA302) says how many were left out.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from workload_map import messages
 from workload_map.model import _jq
+from workload_map.model._jq import CompileBudget
 from workload_map.model.definition import (
     GANG_EXPRESSION_VARIABLES,
     ComponentDefinition,
@@ -50,11 +56,22 @@ from workload_map.model.definition import (
     Topology,
     gvk_text,
 )
-from workload_map.model.findings import Finding, make
+from workload_map.model.findings import CODES, ERROR, WARNING, Finding, Severity, make
 from workload_map.model.locations import SourceMap
 
-__all__ = ["expression_fields", "expression_variables", "go_field_path", "validate_definition"]
+__all__ = [
+    "MAX_FINDINGS",
+    "CompileBudget",
+    "expression_fields",
+    "expression_variables",
+    "go_field_path",
+    "validate_definition",
+]
 
+#: Findings kept per definition; the rest are counted in one KARTA302 finding.
+MAX_FINDINGS = 200
+
+T = TypeVar("T")
 ROOT = "spec.structureDefinition.rootComponent"
 GANG = "spec.optimizationInstructions.gangScheduling"
 
@@ -140,14 +157,73 @@ class _Ctx:
     source_map: SourceMap | None
     findings: list[Finding]
     expressions: list[tuple[str, str]]
+    budget: CompileBudget
+    #: Findings left out past MAX_FINDINGS, by severity.
+    suppressed: dict[str, int] = field(default_factory=dict)
+    #: (component, field) pairs declared read-only by the Karta's annotation.
+    read_only: frozenset[tuple[str, str]] = frozenset()
+    #: The first expression the compile budget left unchecked (field path), and how many.
+    unchecked: str | None = None
+    unchecked_count: int = 0
 
     def add(self, code: str, message: str, field: str | None, *, offset: int | None = None) -> None:
+        if len(self.findings) >= MAX_FINDINGS:
+            severity = CODES[code].severity
+            self.suppressed[severity] = self.suppressed.get(severity, 0) + 1
+            return
+        self.findings.append(self._make(code, message, field, offset=offset))
+
+    def _make(
+        self,
+        code: str,
+        message: str,
+        field: str | None,
+        *,
+        offset: int | None = None,
+        severity: Severity | None = None,
+    ) -> Finding:
         location = None
         if self.source_map is not None and field is not None:
             location = self.source_map.location(field, offset=offset)
-        self.findings.append(
-            make(code, message, field=field, definition=self.karta.name or None, location=location)
+        return make(
+            code,
+            message,
+            field=field,
+            definition=self.karta.name or None,
+            location=location,
+            severity=severity,
         )
+
+    def compile(self, path: str, work: Callable[[], T]) -> tuple[bool, T | None]:
+        """``work`` (compiling the expression at ``path``) charged to the compile budget."""
+        done, result = self.budget.run(work)
+        if not done:
+            self.unchecked_count += 1
+            self.unchecked = self.unchecked or path
+        return done, result
+
+    def finish(self) -> list[Finding]:
+        """The findings with the budget and cap notes (never themselves left out)."""
+        out = list(self.findings)
+        if self.unchecked is not None:
+            out.append(
+                self._make(
+                    "KARTA301",
+                    messages.compile_budget_exceeded(
+                        self.budget.origin, self.budget.seconds, self.unchecked_count
+                    ),
+                    self.unchecked,
+                )
+            )
+        hidden = sum(self.suppressed.values())
+        if hidden:
+            severity: Severity = ERROR if self.suppressed.get(ERROR) else WARNING
+            out.append(
+                self._make(
+                    "KARTA302", messages.findings_suppressed(hidden, MAX_FINDINGS), None, severity=severity
+                )
+            )
+        return out
 
 
 def _components(karta: Karta) -> list[tuple[str, ComponentDefinition]]:
@@ -155,23 +231,32 @@ def _components(karta: Karta) -> list[tuple[str, ComponentDefinition]]:
     return [(ROOT, s.root_component), *((_child(i), c) for i, c in enumerate(s.child_components))]
 
 
-def validate_definition(karta: Karta | None, *, source_map: SourceMap | None = None) -> list[Finding]:
-    """All findings for ``karta``: upstream rules first (exact text), then our extra checks."""
+def validate_definition(
+    karta: Karta | None, *, source_map: SourceMap | None = None, budget: CompileBudget | None = None
+) -> list[Finding]:
+    """All findings for ``karta``: upstream rules first (exact text), then our extra checks.
+    ``budget`` is the compile budget of the file the definition came from (shared with the other
+    definitions of that file); without one, the definition gets a file's budget of its own."""
     if karta is None:
         return [make("KARTA001", messages.KARTA_IS_NIL)]
-    ctx = _Ctx(karta, source_map, [], list(expression_fields(karta)))
+    if budget is None:
+        origin = source_map.origin if source_map is not None else f'definition "{karta.name}"'
+        budget = CompileBudget(origin)
+    ctx = _Ctx(
+        karta, source_map, [], list(expression_fields(karta)), budget, read_only=read_only_paths(karta)
+    )
     if _check_unique_names(ctx):
-        return ctx.findings
-    before = len(ctx.findings)
+        return ctx.finish()
+    before = len(ctx.findings) + sum(ctx.suppressed.values())
     _check_root(ctx)
     _check_children(ctx)
     _check_components(ctx)
-    if len(ctx.findings) == before:
+    if len(ctx.findings) + sum(ctx.suppressed.values()) == before:
         _check_cycles(ctx)
     _check_gang_members(ctx)
     _check_expressions(ctx)
     _extra_checks(ctx)
-    return ctx.findings
+    return ctx.finish()
 
 
 # --- upstream rules -----------------------------------------------------------------------
@@ -242,28 +327,30 @@ def _check_components(ctx: _Ctx) -> None:
             )
 
 
+_ON_PATH, _DONE = 1, 2
+
+
 def _check_cycles(ctx: _Ctx) -> None:
+    """One finding per ownership cycle, naming its first declared member. Each component is
+    coloured when its owner chain is walked (on the current walk, then done), so every component
+    is visited once: linear in the number of components."""
     s = ctx.karta.spec.structure_definition
-    root = s.root_component.name
     owner = {c.name: c.owner_ref or "" for c in s.child_components}
     index = {c.name: i for i, c in enumerate(s.child_components)}
-    reaches_root: set[str] = {root}
-    reported: set[str] = set()
+    colour: dict[str, int] = {s.root_component.name: _DONE}
     for c in s.child_components:
         chain: list[str] = []
         current = c.name
-        while current not in reaches_root and current not in chain and current in owner:
+        while current in owner and current not in colour:
+            colour[current] = _ON_PATH
             chain.append(current)
             current = owner[current]
-        if current in reaches_root:
-            reaches_root.update(chain)
-            continue
-        if current in chain:
+        if colour.get(current) == _ON_PATH:  # the walk came back to itself: a new cycle
             cycle = chain[chain.index(current) :]
             first = min(cycle, key=lambda n: index[n])
-            if first not in reported:
-                reported.update(cycle)
-                ctx.add("KARTA014", messages.ownership_cycle(first), f"{_child(index[first])}.ownerRef")
+            ctx.add("KARTA014", messages.ownership_cycle(first), f"{_child(index[first])}.ownerRef")
+        for name in chain:
+            colour[name] = _DONE
 
 
 def _check_gang_members(ctx: _Ctx) -> None:
@@ -285,8 +372,9 @@ def _check_expressions(ctx: _Ctx) -> None:
     for path, expr in ctx.expressions:
         if not expr.strip():
             continue
-        problem = _jq.check(expr, expression_variables(path))
-        if problem is None:
+        variables = expression_variables(path)
+        done, problem = ctx.compile(path, lambda e=expr, v=variables: _jq.check(e, v))  # type: ignore[misc]
+        if not done or problem is None:
             continue
         go = go_field_path(path)
         if problem.kind == "syntax":
@@ -321,13 +409,15 @@ def _extra_checks(ctx: _Ctx) -> None:
 
 def _check_status(ctx: _Ctx, path: str, name: str, status: StatusDefinition) -> None:
     cond = status.conditions_definition
-    seen: list[tuple[str, StatusMatcher]] = []
+    # Each matcher -> the first status it was listed under (matchers are frozen, so hashable).
+    first_status: dict[StatusMatcher, str] = {}
     for rs in ResourceStatus:
         if rs is ResourceStatus.UNDEFINED:
             continue
         key = rs.value.lower()
         label = rs.value
         matchers = status.status_mappings.matchers_for(rs)
+        here: set[StatusMatcher] = set()
         for i, matcher in enumerate(matchers):
             where = f"{path}.statusDefinition.statusMappings.{key}[{i}]"
             if matcher.is_empty:
@@ -362,14 +452,13 @@ def _check_status(ctx: _Ctx, path: str, name: str, status: StatusDefinition) -> 
                             f"{cwhere}.type",
                         )
                     types_seen.add(cm.type)
-            if any(m == matcher for m in matchers[:i]):
+            if matcher in here:
                 ctx.add("KARTA207", messages.duplicate_matcher(name, label), where)
                 continue
-            for other_label, other in seen:
-                if other_label != label and other == matcher:
-                    ctx.add("KARTA208", messages.matcher_in_two_statuses(name, other_label, label), where)
-                    break
-            seen.append((label, matcher))
+            here.add(matcher)
+            other = first_status.setdefault(matcher, label)
+            if other != label:
+                ctx.add("KARTA208", messages.matcher_in_two_statuses(name, other, label), where)
 
 
 def _check_spec_paths(ctx: _Ctx, path: str, c: ComponentDefinition) -> None:
@@ -398,12 +487,17 @@ def _check_spec_paths(ctx: _Ctx, path: str, c: ComponentDefinition) -> None:
             alias = info.alias or field_name
             if value:
                 writable.append((f"{path}.specDefinition.fragmentedPodSpecDefinition.{alias}", alias, value))
-    declared = read_only_paths(ctx.karta)
     for where, alias, expr in writable:
-        if (c.name, alias) in declared:
+        if (c.name, alias) in ctx.read_only:
             continue  # the author declared this path computed (read-only) on purpose
-        if _jq.check(expr) is None and _jq.assignable(expr) is False:
+        if _not_assignable(ctx, where, expr):
             ctx.add("KARTA210", messages.path_not_assignable(c.name, alias, expr), where)
+
+
+def _not_assignable(ctx: _Ctx, where: str, expr: str) -> bool:
+    """Whether ``expr`` compiles but denotes no assignable path (charged to the compile budget)."""
+    done, answer = ctx.compile(where, lambda: _jq.check(expr) is None and _jq.assignable(expr) is False)
+    return bool(done and answer)
 
 
 #: Karta annotation listing spec paths that are computed on purpose (``component.field``, comma
@@ -433,7 +527,7 @@ def _check_suspend(ctx: _Ctx, path: str, c: ComponentDefinition) -> None:
             ctx.add("KARTA213", messages.suspend_actions_empty(c.name, which), base)
         for i, action in enumerate(actions):
             label = f"{which}[{i}]"
-            if action.path and _jq.check(action.path) is None and _jq.assignable(action.path) is False:
+            if action.path and _not_assignable(ctx, f"{base}[{i}].path", action.path):
                 ctx.add(
                     "KARTA211",
                     messages.suspend_path_not_assignable(c.name, f"{label}.path", action.path),

@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from workload_map.model._jq import OBJECT_COMPILE_SECONDS
 from workload_map.model.findings import ERROR
 from workload_map.model.loader import load_definitions_text
 from workload_map.operator import texts
@@ -55,10 +56,20 @@ Obj = dict[str, Any]
 
 
 def definition_findings(obj: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """(errors, warnings) of a Karta object: loader findings (types, shape) and the validator's."""
+    """(errors, warnings) of a Karta object: loader findings (types, shape) and the validator's,
+    the expressions compiled within one object's budget (0.5 s of CPU).
+
+    Unknown fields: the API server prunes every field the Karta CRD's structural schema does not
+    declare before admission (the CRD preserves none), so the webhook never sees them: kubectl's
+    default ``--validate=strict`` refuses them first (server-side field validation on 1.25+, its own
+    check of the published schema before), and a client that does not validate gets them pruned
+    silently (tests/server/test_register_limits.py, on v1.20). Read strictly all the same, as every
+    other reader: one that does arrive (a CRD changed to preserve unknown fields) is an error."""
     text = orjson.dumps(dict(obj)).decode()
     name = str((obj.get("metadata") or {}).get("name") or "karta")
-    result = load_definitions_text(text, name=name)
+    result = load_definitions_text(
+        text, name=name, field_validation="strict", compile_seconds=OBJECT_COMPILE_SECONDS
+    )
     findings = list(result.findings)
     for loaded in result.definitions:
         findings.extend(loaded.validate())

@@ -175,6 +175,10 @@ class CompiledGangExpressions:
     min_sub_group: CompiledExpression | None = None
     sub_groups: CompiledExpression | None = None
     pod_sub_group: CompiledExpression | None = None
+    queue: CompiledExpression | None = None
+    priority_class_name: CompiledExpression | None = None
+    schedule_timeout_seconds: CompiledExpression | None = None
+    min_resources: CompiledExpression | None = None
 
 
 @dataclass(frozen=True)

@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from workload_map.errors import ResolveError, WorkloadMapError
 from workload_map.resolve._support import jq_tostring, jq_type
 from workload_map.resolve.compiled import CompiledExpression, CompiledGangExpressions
+from workload_map.resolve.quantity import QuantityError, parse_quantity
 
 #: KAI's own ceiling on generated subgroups (``maxAllowedSegmentation`` in its groupers).
 MAX_SUB_GROUPS = 10_000
 _INT32_MAX = 2**31 - 1
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _SUB_GROUP_KEYS = frozenset({"name", "minMember", "minSubGroup", "parent", "topologyConstraint"})
 _TOPOLOGY_KEYS = ("topology", "requiredTopologyLevel", "preferredTopologyLevel")
 
@@ -177,8 +179,121 @@ def evaluate_gang_expressions(
     )
 
 
+@dataclass(frozen=True)
+class GangSizes:
+    """The sizing expressions a whole-workload plan reads (run with an empty ``$pod``)."""
+
+    min_member: int | None = None
+    min_sub_group: int | None = None
+
+
+#: An empty pod, for expressions evaluated for the whole workload (``$pod.metadata.labels.x``
+#: yields ``null`` on it).
+NO_POD: Mapping[str, Any] = {"metadata": {}}
+
+
+def evaluate_gang_sizes(compiled: CompiledGangExpressions, top_owner: Mapping[str, Any]) -> GangSizes:
+    """``minMember`` and ``minSubGroup`` for the whole workload: no pod, so ``$pod`` is empty."""
+    return GangSizes(
+        min_member=_int(_run(compiled.min_member, top_owner, NO_POD), _where(compiled.min_member)),
+        min_sub_group=_int(_run(compiled.min_sub_group, top_owner, NO_POD), _where(compiled.min_sub_group)),
+    )
+
+
+@dataclass(frozen=True)
+class GangPolicy:
+    """Queue, PriorityClass, schedule timeout and minimum resources of a gang (``None``: not set).
+    ``min_resources`` maps resource names to quantity texts, checked as quantities."""
+
+    queue: str | None = None
+    priority_class_name: str | None = None
+    schedule_timeout_seconds: int | None = None
+    min_resources: Mapping[str, str] | None = None
+
+    def overridden(self, **values: Any) -> GangPolicy:
+        """This policy with every given value that is not ``None`` replacing its own."""
+        return replace(self, **{k: v for k, v in values.items() if v is not None})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "queue": self.queue,
+            "priorityClassName": self.priority_class_name,
+            "scheduleTimeoutSeconds": self.schedule_timeout_seconds,
+            "minResources": None if self.min_resources is None else dict(self.min_resources),
+        }
+
+
+_MAX_RESOURCE_NAMES = 64
+_RESOURCE_NAME = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+
+def check_name(value: Any, where: str) -> str | None:
+    """``value`` as a queue or PriorityClass name (a DNS-1123 subdomain; ``None`` or empty:
+    unset); anything else is a :class:`GangResultError` naming ``where``."""
+    return _name_value(value, where)
+
+
+def _name_value(value: Any, where: str) -> str | None:
+    """A DNS-1123 subdomain (queue and PriorityClass names), or ``None``."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or len(value) > 253 or not _DNS1123_SUBDOMAIN.match(value):
+        raise GangResultError(f"{where}: {jq_tostring(value)} is not a DNS-1123 subdomain")
+    return value
+
+
+def _quantities(value: Any, where: str) -> Mapping[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise GangResultError(f"{where}: is {jq_type(value)}, expected an object of resource quantities")
+    if len(value) > _MAX_RESOURCE_NAMES:
+        raise GangResultError(f"{where}: {len(value)} resources, at most {_MAX_RESOURCE_NAMES}")
+    out: dict[str, str] = {}
+    for name, q in value.items():
+        if not isinstance(name, str) or len(name) > 253 or not _RESOURCE_NAME.match(name):
+            raise GangResultError(f"{where}: {jq_tostring(name)} is not a resource name")
+        text = q if isinstance(q, str) else jq_tostring(q)
+        try:
+            if isinstance(q, bool) or parse_quantity(q) < 0:
+                raise QuantityError("negative")
+        except QuantityError:
+            raise GangResultError(f"{where}.{name}: {jq_tostring(q)} is not a quantity >= 0") from None
+        out[name] = text
+    return out
+
+
+def evaluate_gang_policy(compiled: CompiledGangExpressions, top_owner: Mapping[str, Any]) -> GangPolicy:
+    """The policy expressions on the workload (no pod), each result checked."""
+    return GangPolicy(
+        queue=_name_value(_run(compiled.queue, top_owner, NO_POD), _where(compiled.queue)),
+        priority_class_name=_name_value(
+            _run(compiled.priority_class_name, top_owner, NO_POD), _where(compiled.priority_class_name)
+        ),
+        schedule_timeout_seconds=_int(
+            _run(compiled.schedule_timeout_seconds, top_owner, NO_POD),
+            _where(compiled.schedule_timeout_seconds),
+        ),
+        min_resources=_quantities(
+            _run(compiled.min_resources, top_owner, NO_POD), _where(compiled.min_resources)
+        ),
+    )
+
+
 def _where(ce: CompiledExpression | None) -> str:
     return ce.location if ce is not None else "gangScheduling.expressions"
 
 
-__all__ = ["MAX_SUB_GROUPS", "GangOverrides", "GangResultError", "SubGroupSpec", "evaluate_gang_expressions"]
+__all__ = [
+    "MAX_SUB_GROUPS",
+    "NO_POD",
+    "GangOverrides",
+    "GangPolicy",
+    "GangResultError",
+    "GangSizes",
+    "SubGroupSpec",
+    "check_name",
+    "evaluate_gang_expressions",
+    "evaluate_gang_policy",
+    "evaluate_gang_sizes",
+]

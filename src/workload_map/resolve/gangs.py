@@ -312,7 +312,7 @@ def _size(
         # KAI's newer library: a replica-selected component (LWS ``group``) is one gang per
         # replica; its children count pods workload-wide, so one replica is children / own.
         if kid_pods % own_pods == 0:
-            return SubtreeSize(kid_pods // own_pods, _divided(kid_res, own_pods))
+            return SubtreeSize(kid_pods // own_pods, divided(kid_res, own_pods))
         return SubtreeSize(kid_pods, kid_res)
     if own_pods and kid_pods:
         return SubtreeSize(own_pods * kid_pods, kid_res.times(own_pods))
@@ -326,7 +326,7 @@ def _per_replica(s: StructureSummary, component: str) -> bool:
     return selector is not None and selector.replica_selector is not None
 
 
-def _divided(res: ResourceTotals, n: int) -> ResourceTotals:
+def divided(res: ResourceTotals, n: int) -> ResourceTotals:
     """``res`` split into ``n`` equal replicas (each amount rounded up)."""
 
     if res is EMPTY_TOTALS:
@@ -629,6 +629,7 @@ __all__ = [
     "SubGroupPlan",
     "SubtreeSize",
     "default_plan",
+    "divided",
     "effective_member",
     "group_keys",
     "group_pod",

@@ -37,6 +37,7 @@ from workload_map.kube.objects import (
     split_api_version,
     uid_of,
 )
+from workload_map.model.definition import Topology
 from workload_map.resolve.gangs import PodGroupPlan, SubGroupPlan
 
 KAI_PODGROUP_API_VERSION = "scheduling.run.ai/v2alpha2"
@@ -122,7 +123,8 @@ def preemptibility_of(top: Mapping[str, Any], pod: Mapping[str, Any]) -> str | N
     return None
 
 
-def _topology(plan_topology: Any) -> dict[str, str] | None:
+def topology_constraint(plan_topology: Topology | None) -> dict[str, str] | None:
+    """A plan's topology as KAI's ``topologyConstraint`` (empty levels left out; ``None``: none)."""
     if plan_topology is None:
         return None
     out = {
@@ -142,7 +144,7 @@ def _sub_group(sg: SubGroupPlan) -> dict[str, Any]:
         out["minSubGroup"] = sg.min_sub_group
     else:
         out["minMember"] = sg.min_member
-    topo = _topology(sg.topology)
+    topo = topology_constraint(sg.topology)
     if topo:
         out["topologyConstraint"] = topo
     return out
@@ -192,7 +194,7 @@ def pod_group_object(
         spec["minMember"] = plan.min_available
     if plan.sub_groups:
         spec["subGroups"] = [_sub_group(sg) for sg in plan.sub_groups]
-    topo = _topology(plan.topology)
+    topo = topology_constraint(plan.topology)
     if topo:
         spec["topologyConstraint"] = topo
     return {
@@ -213,4 +215,5 @@ __all__ = [
     "preemptibility_of",
     "priority_class_of",
     "queue_of",
+    "topology_constraint",
 ]

@@ -42,6 +42,12 @@ _QUANTITY_RE = re.compile(
 )
 # Kubernetes caps the exponent; anything larger is outside what a Quantity can hold.
 _MAX_EXPONENT = 1000
+#: Digits a quantity's number may have (integer and fraction together). Kubernetes keeps at most
+#: int64 nano-units (19 digits) and the largest text it accepts has a few dozen; this also keeps
+#: Python's own limit on int() of long digit strings (4,300) from ever being reached.
+MAX_DIGITS = 100
+#: Characters of a bad value quoted in an error message.
+_QUOTED = 40
 
 
 class QuantityError(ResolveError):
@@ -54,15 +60,35 @@ def _ceil_div(a: int, b: int) -> int:
     return -q if a < 0 else q
 
 
+def _quoted(text: str) -> str:
+    """``text`` for a message: repr, cut to a few dozen characters with its length."""
+    if len(text) <= _QUOTED:
+        return repr(text)
+    return f"{text[:_QUOTED]!r}... ({len(text):,} characters)"
+
+
+def _invalid(value: Any) -> QuantityError:
+    shown = _quoted(value) if isinstance(value, str) else repr(value)[:_QUOTED]
+    return QuantityError(f"quantity {shown} is not a valid Kubernetes quantity")
+
+
 @lru_cache(maxsize=4096)
 def _parse_text(text: str) -> int:
+    if len(text) > MAX_DIGITS + 16:  # sign, point, suffix or exponent besides the digits
+        raise QuantityError(
+            f"quantity {_quoted(text)} is too long: a quantity has at most {MAX_DIGITS} digits"
+        )
     m = _QUANTITY_RE.match(text)
     if m is None:
-        raise QuantityError(f"quantity {text!r} is not a valid Kubernetes quantity")
+        raise _invalid(text)
     int_part = m.group("int") or ""
     frac_part = m.group("frac") or ""
     if not int_part and not frac_part:
-        raise QuantityError(f"quantity {text!r} is not a valid Kubernetes quantity")
+        raise _invalid(text)
+    if len(int_part) + len(frac_part) > MAX_DIGITS:
+        raise QuantityError(
+            f"quantity {_quoted(text)} is too long: a quantity has at most {MAX_DIGITS} digits"
+        )
     digits = int((int_part + frac_part) or "0")
     # value = digits * 10**(-len(frac)) * multiplier
     scale10 = -len(frac_part)
@@ -72,7 +98,7 @@ def _parse_text(text: str) -> int:
     elif m.group("exp") is not None:
         exp = int(m.group("exp"))
         if abs(exp) > _MAX_EXPONENT:
-            raise QuantityError(f"quantity {text!r} is out of range")
+            raise QuantityError(f"quantity {_quoted(text)} is out of range")
         scale10 += exp
     else:
         scale10 += _DECIMAL[m.group("dec") or ""]
@@ -92,14 +118,14 @@ def parse_quantity(value: Any) -> int:
     if isinstance(value, str):
         return _parse_text(value.strip())
     if isinstance(value, bool) or value is None:
-        raise QuantityError(f"quantity {value!r} is not a valid Kubernetes quantity")
+        raise _invalid(value)
     if isinstance(value, int):
         return value * NANO
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
-            raise QuantityError(f"quantity {value!r} is not a valid Kubernetes quantity")
+            raise _invalid(value)
         return _parse_text(repr(value))
-    raise QuantityError(f"quantity {value!r} is not a valid Kubernetes quantity")
+    raise _invalid(value)
 
 
 # A Quantity's int64 value (``Quantity.Value()``) cannot exceed this; the API server still accepts
@@ -120,3 +146,37 @@ def to_millis(nanos: int) -> int:
 def to_units(nanos: int) -> int:
     """Nano-units to whole units, rounded up (``Quantity.Value``)."""
     return _ceil_div(nanos, NANO)
+
+
+# --- quantities as text (what `kubectl get` prints and what objects carry) ------------------------
+
+_BINARY_UNITS = (
+    ("Ei", 1 << 60),
+    ("Pi", 1 << 50),
+    ("Ti", 1 << 40),
+    ("Gi", 1 << 30),
+    ("Mi", 1 << 20),
+    ("Ki", 1 << 10),
+)
+_DECIMAL_UNITS = (("E", 10**18), ("P", 10**15), ("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3))
+
+
+def cpu_text(millis: int) -> str:
+    """Millicores as a Kubernetes quantity: ``4``, ``500m``, ``0``."""
+    if millis % 1000 == 0:
+        return str(millis // 1000)
+    return f"{millis}m"
+
+
+def memory_text(value: int) -> str:
+    """Bytes (or any whole units) as a Kubernetes quantity: binary units when exact (``16Gi``),
+    else decimal when exact (``70M``), else plain."""
+    if value == 0:
+        return "0"
+    for suffix, unit in _BINARY_UNITS:
+        if value % unit == 0:
+            return f"{value // unit}{suffix}"
+    for suffix, unit in _DECIMAL_UNITS:
+        if value % unit == 0:
+            return f"{value // unit}{suffix}"
+    return str(value)

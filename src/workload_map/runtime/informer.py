@@ -46,6 +46,7 @@ __all__ = [
     "Informer",
     "InformerStats",
     "ObjectKey",
+    "SharedIndex",
     "Store",
     "object_key",
     "strip_managed_fields",
@@ -92,14 +93,80 @@ class EventHandler:
     on_delete: Callable[[Obj], None] | None = None
 
 
-class Store:
-    """A thread-safe map ``(namespace, name) -> object`` with optional secondary indexes."""
+class SharedIndex:
+    """One secondary index over several stores: ``fn(obj)`` values -> the objects giving them,
+    whichever attached store holds them, each with its store's tag. The exporter's owner-UID index
+    over every informer is one: a workload's pods are then found with one lookup per level of its
+    owner tree instead of one per store and level.
 
-    def __init__(self) -> None:
+    Kept up to date by the stores (:meth:`Store.attach`) under their own locks; its lock is always
+    taken after a store's, never before."""
+
+    def __init__(self, fn: Callable[[Obj], Iterable[str]]) -> None:
+        self.fn = fn
+        self._lock = threading.Lock()
+        self._index: dict[str, dict[tuple[Store, ObjectKey], Obj]] = {}
+
+    def get(self, value: str) -> builtins.list[tuple[str, Obj]]:
+        """``(store tag, object)`` for every object giving ``value``."""
+        with self._lock:
+            found = self._index.get(value)
+            return [(store.tag, obj) for (store, _key), obj in found.items()] if found else []
+
+    def __len__(self) -> int:
+        """How many values are indexed."""
+        with self._lock:
+            return len(self._index)
+
+    def _add(self, store: Store, key: ObjectKey, obj: Obj) -> None:
+        entry = (store, key)
+        with self._lock:
+            for value in self.fn(obj):
+                self._index.setdefault(value, {})[entry] = obj
+
+    def _remove(self, store: Store, key: ObjectKey, obj: Obj) -> None:
+        entry = (store, key)
+        with self._lock:
+            for value in self.fn(obj):
+                found = self._index.get(value)
+                if found is not None:
+                    found.pop(entry, None)
+                    if not found:
+                        del self._index[value]
+
+
+class Store:
+    """A thread-safe map ``(namespace, name) -> object`` with optional secondary indexes, its own
+    and shared ones (:class:`SharedIndex`). ``tag`` names the store in a shared index."""
+
+    def __init__(self, tag: str = "") -> None:
+        self.tag = tag
         self._lock = threading.RLock()
         self._items: dict[ObjectKey, Obj] = {}
         self._indexers: dict[str, Callable[[Obj], Iterable[str]]] = {}
         self._indexes: dict[str, dict[str, set[ObjectKey]]] = {}
+        self._shared: builtins.list[SharedIndex] = []
+
+    def attach(self, index: SharedIndex, tag: str | None = None) -> None:
+        """Keep ``index`` up to date with this store's objects from now on (the present ones are
+        added at once), under ``tag`` when given."""
+        with self._lock:
+            if tag is not None:
+                self.tag = tag
+            if index in self._shared:
+                return
+            self._shared.append(index)
+            for key, obj in self._items.items():
+                index._add(self, key, obj)
+
+    def detach(self, index: SharedIndex) -> None:
+        """Remove this store's objects from ``index`` and stop updating it (the store is retired)."""
+        with self._lock:
+            if index not in self._shared:
+                return
+            self._shared.remove(index)
+            for key, obj in self._items.items():
+                index._remove(self, key, obj)
 
     def add_indexer(self, name: str, fn: Callable[[Obj], Iterable[str]]) -> None:
         """Index objects by ``fn(obj)`` values (e.g. uid); query with :meth:`by_index`."""
@@ -112,6 +179,8 @@ class Store:
             self._indexes[name] = index
 
     def _unindex(self, key: ObjectKey, obj: Obj) -> None:
+        for shared in self._shared:
+            shared._remove(self, key, obj)
         for name, fn in self._indexers.items():
             index = self._indexes[name]
             for value in fn(obj):
@@ -122,6 +191,8 @@ class Store:
                         del index[value]
 
     def _index(self, key: ObjectKey, obj: Obj) -> None:
+        for shared in self._shared:
+            shared._add(self, key, obj)
         for name, fn in self._indexers.items():
             index = self._indexes[name]
             for value in fn(obj):
@@ -132,17 +203,18 @@ class Store:
         key = object_key(obj)
         with self._lock:
             old = self._items.get(key)
-            if old is not None and self._indexers:
+            indexed = bool(self._indexers or self._shared)
+            if old is not None and indexed:
                 self._unindex(key, old)
             self._items[key] = obj
-            if self._indexers:
+            if indexed:
                 self._index(key, obj)
             return old
 
     def remove(self, key: ObjectKey) -> Obj | None:
         with self._lock:
             old = self._items.pop(key, None)
-            if old is not None and self._indexers:
+            if old is not None and (self._indexers or self._shared):
                 self._unindex(key, old)
             return old
 

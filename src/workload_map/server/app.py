@@ -94,6 +94,22 @@ def _bool(request: Request, name: str) -> bool:
     raise HttpError(400, "invalid_request", f"{name} must be true or false")
 
 
+#: The Kubernetes API's ``fieldValidation`` values -> the loader's modes.
+_FIELD_VALIDATION = {"Strict": "strict", "Warn": "warn", "Ignore": "ignore"}
+
+
+def _field_validation(request: Request) -> str:
+    """``?fieldValidation=Strict|Warn|Ignore`` (the Kubernetes API's parameter and values); unknown
+    fields and repeated keys of a registered Karta are errors unless it says otherwise."""
+    raw = request.query_params.get("fieldValidation") or "Strict"
+    mode = _FIELD_VALIDATION.get(raw)
+    if mode is None:
+        raise HttpError(
+            400, "invalid_request", f'fieldValidation must be one of Strict, Warn, Ignore (got "{raw[:40]}")'
+        )
+    return mode
+
+
 def _list(request: Request, name: str) -> tuple[str, ...]:
     out: list[str] = []
     for raw in request.query_params.getlist(name):
@@ -246,12 +262,13 @@ class Api:
         user = await run_in_threadpool(self.user, request)
         body = await _json_body(request, self.settings.limits)
         dry_run = _bool(request, "dryRun")
+        field_validation = _field_validation(request)
 
         def work() -> tuple[dict[str, Any], bool]:
             if not dry_run:
                 self.writes("registering a workload type")
             self.authz.require(user, "create", group=KARTA_GROUP, resource=KARTA_PLURAL)
-            return register_type(self.state, body, dry_run=dry_run)
+            return register_type(self.state, body, dry_run=dry_run, field_validation=field_validation)
 
         info, created = await run_in_threadpool(work)
         return JSON(info, status_code=201 if created else 200)

@@ -666,9 +666,20 @@ def _paths() -> dict[str, Schema]:
                 "description": "Validated with the project's loader and validator (errors -> 422 with "
                 "findings), then created as a cluster-scoped Karta object (kartas.run.ai). 409 when a "
                 "cluster Karta already claims the root GVK or the name is taken. Authorised as SAR "
-                "create on kartas.run.ai. Needs --enable-writes unless dryRun=true.",
+                "create on kartas.run.ai. Needs --enable-writes unless dryRun=true. Unknown fields "
+                "and repeated keys are errors (fieldValidation=Strict, the default here; the API "
+                "server would prune them silently). The Karta's expressions share a compile budget "
+                "of 0.5 s of CPU (KARTA301 when exceeded).",
                 "parameters": [
-                    _q("dryRun", {"type": "boolean", "default": False}, "Validate (and server dry-run) only.")
+                    _q(
+                        "dryRun", {"type": "boolean", "default": False}, "Validate (and server dry-run) only."
+                    ),
+                    _q(
+                        "fieldValidation",
+                        {"type": "string", "enum": ["Strict", "Warn", "Ignore"], "default": "Strict"},
+                        "Unknown fields and repeated keys: Strict rejects them (422), Warn returns them "
+                        "as warning findings, Ignore drops them (the Kubernetes API's parameter).",
+                    ),
                 ],
                 "requestBody": {
                     "required": True,

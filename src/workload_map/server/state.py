@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from workload_map.cluster.kubeconfig import ClusterConfig
     from workload_map.cluster.owners import OwnerLookup
     from workload_map.definitions_source import DefinitionEntry, DefinitionSet
+    from workload_map.model.loader import FieldValidation
     from workload_map.resolve.compiled import CompiledDefinition
 
 __all__ = ["ClusterState", "TypeRef", "WorkloadEvent"]
@@ -118,6 +119,7 @@ class ClusterState:
         sync_timeout: float = 30.0,
         watch_timeout: int = 300,
         local_paths: Sequence[str] = (),
+        field_validation: FieldValidation = "strict",
     ) -> None:
         from workload_map.cluster.client import KubeClient
         from workload_map.cluster.discovery import Discovery
@@ -130,6 +132,7 @@ class ClusterState:
         self.watch_timeout = watch_timeout
         #: ``--definitions`` files and directories: merged over the catalog and cluster Kartas.
         self.local_paths = tuple(local_paths)
+        self.field_validation = field_validation  # --validate, for the local files
         #: Definitions that keep exceeding the expression limits are not evaluated for a while.
         self.quarantine = Quarantine()
         self._lock = threading.RLock()
@@ -169,7 +172,9 @@ class ClusterState:
         def list_kartas() -> list[dict[str, Any]]:
             return client.list_all(KARTA_PATH)
 
-        defs = load_definition_set(list_kartas=list_kartas, local_paths=self.local_paths)
+        defs = load_definition_set(
+            list_kartas=list_kartas, local_paths=self.local_paths, field_validation=self.field_validation
+        )
         for w in defs.warnings:
             log.warning("definitions: %s", w.message)
         if self._defs is not None:

@@ -103,10 +103,17 @@ def _root_gvk(body: dict[str, Any]) -> tuple[str, str, str] | None:
         return None
 
 
-def register_type(state: ClusterState, body: Any, *, dry_run: bool) -> tuple[dict[str, Any], bool]:
-    """Validate ``body`` (a Karta) and create it in the cluster; returns (type info, created)."""
+def register_type(
+    state: ClusterState, body: Any, *, dry_run: bool, field_validation: str = "strict"
+) -> tuple[dict[str, Any], bool]:
+    """Validate ``body`` (a Karta) and create it in the cluster; returns (type info, created).
+    Unknown fields and repeated keys are errors unless ``field_validation`` is ``warn`` (they are
+    returned as warning findings) or ``ignore``; the API server would prune them silently. The
+    body's expressions share one object's compile budget (0.5 s of CPU), so validating it costs
+    about as much whatever it holds."""
+    from workload_map.model._jq import OBJECT_COMPILE_SECONDS
     from workload_map.model.findings import ERROR
-    from workload_map.model.loader import load_definitions_text
+    from workload_map.model.loader import field_validation_mode, load_definitions_text
 
     if not isinstance(body, dict):
         raise HttpError(422, "invalid_definition", "the body must be a Karta object (JSON)", findings=[])
@@ -119,7 +126,12 @@ def register_type(state: ClusterState, body: Any, *, dry_run: bool) -> tuple[dic
     gvk = _root_gvk(doc)
     if isinstance(meta, dict) and not meta.get("name") and gvk is not None:
         meta["name"] = _slug(gvk[0], gvk[2], gvk[1])
-    result = load_definitions_text(json.dumps(doc), name="request")
+    result = load_definitions_text(
+        json.dumps(doc),
+        name="request",
+        field_validation=field_validation_mode(field_validation),
+        compile_seconds=OBJECT_COMPILE_SECONDS,
+    )
     findings: list[Finding] = list(result.findings)
     for rejected in result.rejected:
         findings.extend(f for f in rejected.findings if f not in findings)
@@ -171,7 +183,9 @@ def register_type(state: ClusterState, body: Any, *, dry_run: bool) -> tuple[dic
         state.invalidate()
     made = decode_cluster_items([created])[0]
     entry = made[0] if made else DefinitionEntry(karta, "cluster", "cluster")
-    return type_info(state, entry, with_karta=True), not dry_run
+    info = type_info(state, entry, with_karta=True)
+    info["findings"] = [finding_dict(f) for f in loaded.findings] + info["findings"]  # warn mode
+    return info, not dry_run
 
 
 def delete_type(state: ClusterState, name: str) -> dict[str, Any]:

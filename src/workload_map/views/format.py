@@ -1,9 +1,16 @@
-"""Small formatting helpers shared by the renderers: ages, Kubernetes quantities, tables."""
+"""Small formatting helpers shared by the renderers: ages, Kubernetes quantities, tables.
+
+Table cells hold names, reasons and messages from the cluster and from definitions: :func:`columns`
+escapes their control characters (line breaks included, :func:`workload_map.logs.escape_controls`)
+before measuring them, so no cell can move the cursor or start a line of its own."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timezone
+
+from workload_map.logs import escape_controls
+from workload_map.resolve.quantity import cpu_text, memory_text
 
 __all__ = ["age", "columns", "cpu_text", "memory_text", "parse_time"]
 
@@ -58,44 +65,13 @@ def age(created: str | None, now: datetime | None = None) -> str:
     return f"{years}y"
 
 
-def cpu_text(millis: int) -> str:
-    """Millicores as a Kubernetes quantity: ``4``, ``500m``, ``0``."""
-    if millis % 1000 == 0:
-        return str(millis // 1000)
-    return f"{millis}m"
-
-
-_BINARY = (
-    ("Ei", 1 << 60),
-    ("Pi", 1 << 50),
-    ("Ti", 1 << 40),
-    ("Gi", 1 << 30),
-    ("Mi", 1 << 20),
-    ("Ki", 1 << 10),
-)
-_DECIMAL = (("E", 10**18), ("P", 10**15), ("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3))
-
-
-def memory_text(value: int) -> str:
-    """Bytes as a Kubernetes quantity: binary units when exact (``16Gi``), else decimal when exact
-    (``70M``), else plain bytes."""
-    if value == 0:
-        return "0"
-    for suffix, unit in _BINARY:
-        if value % unit == 0:
-            return f"{value // unit}{suffix}"
-    for suffix, unit in _DECIMAL:
-        if value % unit == 0:
-            return f"{value // unit}{suffix}"
-    return str(value)
-
-
 def columns(rows: Sequence[Sequence[str]], pads: Sequence[int] | int = 3) -> list[str]:
     """Left-aligned columns: each cell padded to its column's width plus the column's padding
     (``pads`` per column, or one value for all). The last cell is never padded; trailing spaces
-    are stripped."""
+    are stripped. Control characters in cells are escaped (see the module doc)."""
     if not rows:
         return []
+    rows = [[escape_controls(cell) for cell in r] for r in rows]
     width = max(len(r) for r in rows)
     widths = [0] * width
     for r in rows:

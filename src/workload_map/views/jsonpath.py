@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -394,6 +394,14 @@ class _Byte(int):
     """One byte of a string, what Go yields when it iterates a string."""
 
 
+class _TemplateText(str):
+    """Text the template itself wrote (outside braces, or a quoted literal such as ``{"\\n"}``),
+    as opposed to text from the data: :meth:`Template.render` prints it as written even when it
+    escapes the data's control characters."""
+
+    __slots__ = ()
+
+
 class _Run:
     """One execution: client-go's range bookkeeping (ranges open, ends seen, the last end's
     position) over the flat list of template parts, so unbalanced templates print what kubectl
@@ -427,7 +435,7 @@ class _Run:
         i = start
         while i < len(self.parts):
             part = self.parts[i]
-            results = [part.text] if isinstance(part, Text) else self.action(current, part)
+            results = [_TemplateText(part.text)] if isinstance(part, Text) else self.action(current, part)
             if 0 < self.end_range <= self.in_range:
                 self.end_range -= 1
                 self.last_end = i
@@ -464,9 +472,9 @@ class _Run:
 
     def node(self, values: list[JSONValue], node: Node) -> list[JSONValue]:
         if isinstance(node, Text):
-            return [node.text]
+            return [_TemplateText(node.text)]
         if isinstance(node, Literal):
-            return [node.value]
+            return [_TemplateText(node.value) if isinstance(node.value, str) else node.value]
         if isinstance(node, Field):
             return [v[node.name] for v in values if isinstance(v, Mapping) and node.name in v]
         if isinstance(node, Wildcard):
@@ -724,15 +732,23 @@ class Template:
         :class:`JSONPathExecutionError`)."""
         return _Run(self.parts).find(0, data)
 
-    def render(self, data: JSONValue) -> str:
-        """The text kubectl prints for ``data``: nothing is printed when the run fails."""
+    def render(self, data: JSONValue, *, escape: Callable[[str], str] | None = None) -> str:
+        """The text kubectl prints for ``data``: nothing is printed when the run fails. With
+        ``escape``, every value that comes from ``data`` is passed through it (the CLI escapes
+        control characters there); the template's own text is printed as written. JSON output
+        (``jsonpath-as-json``) is always exact."""
         chunks: list[str] = []
         for values in self.results(data):
             if self.as_json:
                 chunks.append(_go_json(list(values), "    ") + "\n")
             else:
-                chunks.append(" ".join(go_text(v) for v in values))
+                chunks.append(" ".join(_printed(v, escape) for v in values))
         return "".join(chunks)
+
+
+def _printed(value: JSONValue, escape: Callable[[str], str] | None) -> str:
+    text = go_text(value)
+    return text if escape is None or isinstance(value, _TemplateText) else escape(text)
 
 
 def parse(source: str, *, as_json: bool = False) -> Template:

@@ -45,6 +45,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from workload_map.logs import escape_controls as _one_line
 from workload_map.views.format import age, columns, cpu_text, memory_text
 from workload_map.views.model import ComponentView, DescribeView, PodView, Resources
 
@@ -204,10 +205,11 @@ def render_describe(
 ) -> str:
     """The full human output of ``describe`` (trailing newline included)."""
     v = view.view
+    # Names and phases come from the cluster and the definition: one line each, whatever they hold.
     head = [
-        f"{v.kind}/{v.name}",
-        f"namespace: {v.namespace or '<none>'}",
-        f"definition: {v.definition} ({v.origin})",
+        _one_line(f"{v.kind}/{v.name}"),
+        _one_line(f"namespace: {v.namespace or '<none>'}"),
+        _one_line(f"definition: {v.definition} ({v.origin})"),
     ]
     if not view.file_mode:
         head.append(f"age: {age(v.created_at, now)}")
@@ -216,7 +218,7 @@ def render_describe(
         # The phase a manifest's own status gives, as the library resolves the file; pods are
         # never in a manifest, so ready counts stay unknown.
         source = "from the manifest's status" if view.manifest_status else "the manifest has no status"
-        lines.append(f"Phase: {','.join(v.phases)} ({source}; file mode: no pods)")
+        lines.append(f"Phase: {_one_line(','.join(v.phases))} ({source}; file mode: no pods)")
     if view.components:
         lines.append("")
         rows = tree_rows(
@@ -224,9 +226,9 @@ def render_describe(
         )
         lines += columns(rows, pads=[2, 3, 3, 3])
     if not view.file_mode:
-        lines += ["", f"Phase: {','.join(v.phases)}"]
+        lines += ["", f"Phase: {_one_line(','.join(v.phases))}"]
         if view.reading:
-            lines.append(f"  ({view.reading})")
+            lines.append(f"  ({_one_line(view.reading)})")
     lines += why_lines(view, now)
     lines += ["", "Resources:"]
     lines += columns(resources_rows(view))
@@ -249,12 +251,12 @@ def why_lines(view: DescribeView, now: datetime | None = None) -> list[str]:
 
     for r in view.phase_reasons:
         if r.phase in EXPLAINED:
-            lines.append(f"  {r.phase}: {r.component} rule: {r.rule}")
+            lines.append(_one_line(f"  {r.phase}: {r.component} rule: {r.rule}"))
     if view.holdups:
         lines += ["", "Waiting on:"]
         for h in view.holdups:
             missing = f", {h.missing} not created" if h.missing else ""
-            lines.append(f"  {h.component}: {h.ready}/{h.desired} ready{missing}")
+            lines.append(_one_line(f"  {h.component}: {h.ready}/{h.desired} ready{missing}"))
             rows: list[Row] = [[p.name, p.status, p.message or ""] for p in h.pods]
             lines += ["    " + ln for ln in columns(rows)]
             if h.more:

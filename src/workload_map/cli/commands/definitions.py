@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from workload_map.cli import exit_codes
+from workload_map.cli import exit_codes, terminal
 from workload_map.cli.common import (
     Session,
     connection_options,
@@ -122,4 +122,4 @@ def command(
     if not entries:
         click.echo("No Karta definitions found.", err=True)
         return
-    click.echo(definitions_table(entries, component_limit), nl=False)
+    terminal.echo(definitions_table(entries, component_limit), nl=False)

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from workload_map.cli import terminal
 from workload_map.cli.common import (
     Session,
     connection_options,
@@ -111,7 +112,7 @@ def _emit(view: Any, fmt: str, pod_limit: int, component_limit: int) -> None:
     if fmt in ("json", "yaml"):
         click.echo(dump(view.to_dict(), fmt), nl=False)
     else:
-        click.echo(render_describe(view, pod_limit=pod_limit, component_limit=component_limit), nl=False)
+        terminal.echo(render_describe(view, pod_limit=pod_limit, component_limit=component_limit), nl=False)
 
 
 def _file_mode(session: Session, path: str, fmt: str, pod_limit: int, component_limit: int) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import click
 
+from workload_map.cli import terminal
 from workload_map.cli.common import (
     connection_options,
     definition_for_word,
@@ -45,4 +46,4 @@ def command(target: str) -> None:
     if fmt in ("json", "yaml"):
         click.echo(dump(ex, fmt), nl=False)
         return
-    click.echo(render_explanation(ex), nl=False)
+    terminal.echo(render_explanation(ex), nl=False)

@@ -9,6 +9,9 @@ from workload_map.cli.errors import CommandError
 from workload_map.cli.main import get_state
 
 _NS_META = "wmap.exporter.namespaces"
+#: --max-series default: workload_map.exporter.collector.DEFAULT_MAX_SERIES (not imported here, so
+#: that ``wmap exporter --help`` stays light; tests/exporter/test_scrape.py checks they agree).
+MAX_SERIES = 1_000_000
 
 
 def _store_namespaces(ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> None:
@@ -64,6 +67,14 @@ def _store_namespaces(ctx: click.Context, _param: click.Parameter, value: tuple[
     help="Also export these types no definition covers, read generically (kstatus phase, owned "
     'pods; definition="generic"). Repeatable, comma-separated.',
 )
+@click.option(
+    "--max-series",
+    type=click.IntRange(min=0),
+    default=MAX_SERIES,
+    show_default=True,
+    help="Ceiling on workload series per scrape: past it whole workloads are left out, in order of "
+    "namespace, kind and name, and counted by wmap_exporter_dropped_series (0: no ceiling).",
+)
 @click.option("--log-level", default="info", show_default=True, help="debug, info, warning or error.")
 @connection_options
 def command(
@@ -76,6 +87,7 @@ def command(
     total_shards: int,
     watch_timeout: int,
     generic_types: tuple[str, ...],
+    max_series: int,
     log_level: str,
 ) -> None:
     """Serve /metrics, /healthz and /readyz. Watches every workload kind the merged definitions
@@ -122,6 +134,8 @@ def command(
         watch_timeout=watch_timeout,
         shard=sharding,
         generic_types=words,
+        max_series=max_series,
+        field_validation=state.field_validation,
     )
     try:
         server = MetricsServer(exporter, host, port)

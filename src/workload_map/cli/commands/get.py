@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from workload_map.cli import exit_codes
+from workload_map.cli import exit_codes, terminal
 from workload_map.cli.common import (
     ALL_FORMATS,
     ResolvedType,
@@ -216,15 +216,15 @@ MAX_FORMAT_FILE = 64 * 1024
 
 
 def _format_file(arg: str) -> str:
-    """The text of a ``*-file=`` format argument (usage error naming the file)."""
+    """The text of a ``*-file=`` format argument (usage error naming the file); the shared bounded
+    reader refuses special files (a FIFO, /dev/zero) and anything over MAX_FORMAT_FILE."""
+    from workload_map.errors import DefinitionError
+    from workload_map.model.inputs import read_text
+
     try:
-        with open(arg, encoding="utf-8") as fh:
-            text = fh.read(MAX_FORMAT_FILE + 1)  # bounded however the file claims its size (/dev/zero)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise click.UsageError(f"{arg}: {exc}") from None
-    if len(text) > MAX_FORMAT_FILE:
-        raise click.UsageError(f"{arg}: larger than {MAX_FORMAT_FILE // 1024} KiB")
-    return text
+        return read_text(arg, limit=MAX_FORMAT_FILE)
+    except DefinitionError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _jsonpath(fmt: str) -> Template:
@@ -246,10 +246,13 @@ def _jsonpath(fmt: str) -> Template:
 
 def _render_jsonpath(template: Template, data: Any) -> str:
     from workload_map import messages
+    from workload_map.logs import escape_controls
     from workload_map.views.jsonpath import JSONPathExecutionError
 
     try:
-        return template.render(data)
+        # Values from the cluster have their control characters escaped; the template's own text
+        # ({"\n"}, {"\t"}) is printed as written. jsonpath-as-json stays exact JSON.
+        return template.render(data, escape=escape_controls)
     except JSONPathExecutionError as exc:
         raise CommandError(messages.jsonpath_failed(template.source, str(exc), data)) from None
 
@@ -380,7 +383,7 @@ def _print(
         return
     if fmt == "name":
         for v in views:
-            click.echo(kubectl_name(v.api_version, v.kind, v.name))
+            terminal.echo(terminal.field(kubectl_name(v.api_version, v.kind, v.name)))
         return
     if fmt.startswith("custom-columns"):
         from workload_map.views.custom_columns import rows as column_rows
@@ -389,7 +392,7 @@ def _print(
         opts = table or ListOptions()
         cells = column_rows(opts.custom_columns, [v.to_dict() for v in views], headers=not opts.no_headers)
         if cells:
-            click.echo("\n".join(columns(cells)))
+            terminal.echo("\n".join(columns(cells)))
         return
     if views:
         opts = table or ListOptions()
@@ -403,7 +406,7 @@ def _print(
             label_columns=opts.label_columns,
             show_labels=opts.show_labels,
         )
-        click.echo(text, nl=False)
+        terminal.echo(text, nl=False)
 
 
 def _empty_notice(all_namespaces: bool, namespace: str) -> None:
@@ -472,7 +475,8 @@ def _all_types(
     for i, rt in enumerate(plan, 1):
         type_sink: dict[str, str] = {}
         if tty:
-            sys.stderr.write(f"\rlisting {rt.kind} ({i}/{len(plan)})...\x1b[K")
+            # Our own CR and erase-line redraw the progress line; the kind (from discovery) is escaped.
+            sys.stderr.write(f"\rlisting {terminal.field(rt.kind)} ({i}/{len(plan)})...\x1b[K")
             sys.stderr.flush()
         rows += _list_type(
             session,
@@ -639,11 +643,11 @@ def _watch_line(
         assert opts.jsonpath is not None
         return _render_jsonpath(opts.jsonpath, doc)
     if fmt == "name":
-        return kubectl_name(row.view.api_version, row.view.kind, row.view.name) + "\n"
+        return terminal.field(kubectl_name(row.view.api_version, row.view.kind, row.view.name)) + "\n"
     if fmt.startswith("custom-columns"):
         from workload_map.views.custom_columns import rows as column_rows
 
-        return "   ".join(column_rows(opts.custom_columns, [doc], headers=False)[0]) + "\n"
+        return columns(column_rows(opts.custom_columns, [doc], headers=False))[0] + "\n"
     cells = table_rows(
         [row.view],
         wide=fmt == "wide",
@@ -720,7 +724,7 @@ def _watch(
                 continue
             if isinstance(item, WatchEnded):
                 running -= 1
-                click.echo(f"warning: {item.message}", err=True)
+                terminal.echo(f"warning: {terminal.field(item.message)}", err=True)
                 continue
             if isinstance(item, BaseException):
                 raise item
@@ -913,7 +917,7 @@ def _print_initial_events(rows: Sequence[Row], fmt: str, table: ListOptions, **t
         lines = [["EVENT", *cells[0]]] + [["ADDED", *c] for c in cells[1:]]
         body = lines if not table.no_headers else lines[1:]
         if body:
-            click.echo("\n".join(columns(body)))
+            terminal.echo("\n".join(columns(body)))
         return
     for r in rows:
         line = _watch_line(

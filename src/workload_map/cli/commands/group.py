@@ -1,11 +1,15 @@
-"""``wmap group POD [-n NS] [-f OBJECTS]``: the PodGroup KAI Scheduler creates for a pod.
+"""``wmap group POD [-n NS] [-f OBJECTS] [--scheduler S]``: the gang object a pod joins.
 
-The answer is :func:`workload_map.live.kai_pod_group`: KAI's owner walk (first owner reference,
-then each owner's only one), the definition matching the top owner's group/version/kind exactly
-(else KAI's default grouper) and the whole ``scheduling.run.ai/v2alpha2`` PodGroup. ``-o yaml``
-and ``-o json`` print that object alone, ready for ``kubectl apply --dry-run=server``; the table
-adds how it was found. With ``-f`` the pod, its owners and any PriorityClasses come from a file
-(a ``kubectl get -o yaml`` List or YAML documents), so no cluster is needed.
+With ``--scheduler kai`` (the default) the answer is :func:`workload_map.live.kai_pod_group`:
+KAI's owner walk (first owner reference, then each owner's only one), the definition matching
+the top owner's group/version/kind exactly (else KAI's default grouper) and the whole
+``scheduling.run.ai/v2alpha2`` PodGroup KAI's pod-grouper creates. With another scheduler it is
+:func:`workload_map.live.pod_gang_objects`: the same owner walk, the workload's gang plan
+rendered for that scheduler and the object the pod's template is linked to (``wmap gang`` shows
+them all). ``-o yaml`` and ``-o json`` print that object alone, ready for
+``kubectl apply --dry-run=server``; the table adds how it was found. With ``-f`` the pod, its
+owners and any PriorityClasses come from a file (a ``kubectl get -o yaml`` List or YAML
+documents), so no cluster is needed.
 """
 
 from __future__ import annotations
@@ -15,10 +19,11 @@ from typing import Any
 
 import click
 
-from workload_map.cli import exit_codes
+from workload_map.cli import exit_codes, terminal
 from workload_map.cli.common import Session, connection_options, output_option, resolve_output
 from workload_map.cli.completion_support import complete_pod
 from workload_map.cli.errors import CommandError, WorkloadNotFoundError
+from workload_map.cli.gangs import policy_options, scheduler_option
 from workload_map.cli.main import get_state
 
 FORMATS = ("table", "json", "yaml")
@@ -28,7 +33,7 @@ _Lookup = Callable[[str, str, str, str], Mapping[str, Any] | None]
 
 @click.command(
     "group",
-    short_help="Show the PodGroup KAI Scheduler creates for a pod.",
+    short_help="Show the gang object a pod joins (KAI's PodGroup by default).",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.argument("pod", metavar="POD", shell_complete=complete_pod)
@@ -40,12 +45,31 @@ _Lookup = Callable[[str, str, str, str], Mapping[str, Any] | None]
     default=None,
     help="Read the pod and its owners from FILE (a List or YAML documents; - for stdin); no cluster.",
 )
+@scheduler_option
+@policy_options
 @connection_options
 @output_option(FORMATS)
-def command(pod: str, filename: str | None) -> None:
+def command(
+    pod: str,
+    filename: str | None,
+    scheduler: str,
+    queue: str | None,
+    priority_class: str | None,
+    schedule_timeout: int | None,
+    scheduler_name: str | None,
+    disruption_mode: str | None,
+) -> None:
     """Show the PodGroup (name, queue, priority, minMember or minSubGroup, subgroups, topology)
     that KAI Scheduler's pod-grouper creates for POD from the gang rules of its workload's
-    definition, or from KAI's default grouper when no definition covers the type exactly."""
+    definition, or from KAI's default grouper when no definition covers the type exactly.
+    With --scheduler volcano, coscheduling, workload-api or kueue: the object of that scheduler
+    POD's template is linked to, from the same definition (wmap gang prints all of them).
+
+    \b
+    Examples:
+      wmap group llama-workers-0-0 -n ml-team -o yaml
+      wmap group llama-workers-0-0 --scheduler volcano -f objects.yaml
+    """
     from workload_map.errors import ForbiddenError, NotFoundError, WorkloadMapError
     from workload_map.live import kai_pod_group
 
@@ -55,7 +79,7 @@ def command(pod: str, filename: str | None) -> None:
         fmt = resolve_output(state, FORMATS)
         if filename is not None:
             ns = str(state.conn.get("namespace") or "")
-            pod_obj, lookup, exists = _from_file(filename, pod, ns)
+            pod_obj, lookup, exists, values = _from_file(filename, pod, ns)
             defs = session.definitions(cluster=False)
         else:
             ns = session.namespace()
@@ -66,11 +90,26 @@ def command(pod: str, filename: str | None) -> None:
                 raise WorkloadNotFoundError(f'Pod "{pod}" not found in namespace {ns}') from exc
             except ForbiddenError as exc:
                 raise CommandError(f"not allowed to read Pod: {exc}") from exc
+            from workload_map.cli.gangs import live_priority_values
             from workload_map.cluster.owners import make_owner_lookup
 
             lookup = make_owner_lookup(client, session.discovery())
             exists = _live_priority_classes(client)
+            values = live_priority_values(client)
             defs = session.definitions()
+        if scheduler != "kai":
+            _other_scheduler(
+                pod,
+                pod_obj,
+                lookup,
+                defs,
+                fmt,
+                scheduler,
+                (queue, priority_class, schedule_timeout),
+                (scheduler_name, disruption_mode),
+                values,
+            )
+            return
         try:
             answer = kai_pod_group(pod_obj, lookup, defs, priority_class_exists=exists)
         except WorkloadMapError as exc:
@@ -80,16 +119,95 @@ def command(pod: str, filename: str | None) -> None:
 
             click.echo(dump(answer.object, fmt), nl=False)
             return
-        click.echo(_table(answer))
+        terminal.echo(_table(answer))
     finally:
         session.close()
 
 
+def _other_scheduler(
+    pod: str,
+    pod_obj: Mapping[str, Any],
+    lookup: _Lookup,
+    defs: Any,
+    fmt: str,
+    scheduler: str,
+    policy: tuple[str | None, str | None, int | None],
+    rendering: tuple[str | None, str | None],
+    values: Callable[[str], int | None],
+) -> None:
+    """The object of ``scheduler`` the pod joins, from its workload's gang plan."""
+    from workload_map.cli.gangs import plan_options, render_options
+    from workload_map.errors import WorkloadMapError
+    from workload_map.live import pod_gang_objects
+
+    try:
+        found = pod_gang_objects(
+            pod_obj,
+            lookup,
+            defs,
+            scheduler,
+            plan_options(*policy),
+            render_options(rendering[0], rendering[1], values),
+        )
+    except WorkloadMapError as exc:
+        raise CommandError(f'group Pod "{pod}": {exc}') from exc
+    if found.object is None:
+        plan, rendered = found.answer.plan, found.answer.rendered
+        why = "; ".join([*plan.notes, *rendered.notes]) or "its component is in no gang"
+        raise CommandError(
+            f'group Pod "{pod}": {plan.kind}/{plan.name} gives {scheduler} no object for component '
+            f"{found.component!r}: {why}"
+        )
+    if fmt in ("json", "yaml"):
+        from workload_map.views.machine import dump
+
+        click.echo(dump(found.object, fmt), nl=False)
+        return
+    click.echo(_scheduler_table(found))
+
+
+def _scheduler_table(found: Any) -> str:
+    from workload_map.views.format import columns
+
+    obj, plan = found.object, found.answer.plan
+    pod_meta = found.pod.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    change = next(
+        (
+            c
+            for c in found.answer.rendered.template_changes
+            if (c.component, c.instance_id) == (found.component, found.instance_id)
+        ),
+        None,
+    )
+    rows = [
+        ["Pod:", f"{pod_meta.get('namespace')}/{pod_meta.get('name')}"],
+        ["Top owner:", f"{plan.kind}/{plan.name}"],
+        ["Definition:", f"{found.answer.entry.name} ({found.answer.entry.origin})"],
+        ["Component:", found.component + (f" ({found.instance_id})" if found.instance_id else "")],
+        ["Object:", f"{obj['kind']} {obj['metadata']['name']} ({obj['apiVersion']})"],
+    ]
+    for key in ("minMember", "queue", "priorityClassName", "scheduleTimeoutSeconds", "queueName"):
+        if key in spec:
+            rows.append([f"{key}:", str(spec[key])])
+    if "minResources" in spec:
+        rows.append(["minResources:", ", ".join(f"{k}={v}" for k, v in spec["minResources"].items())])
+    if change is not None:
+        links = [f"{k}={v}" for k, v in {**change.labels, **change.annotations}.items()]
+        if change.pod_group_name:
+            links.append(f"schedulingGroup.podGroupName={change.pod_group_name}")
+        if change.scheduler_name:
+            links.append(f"schedulerName={change.scheduler_name}")
+        rows.append(["Pod template:", ", ".join(links)])
+    return "\n".join(columns(rows, pads=1))
+
+
 def _from_file(
     path: str, pod: str, namespace: str
-) -> tuple[Mapping[str, Any], _Lookup, Callable[[str], bool]]:
+) -> tuple[Mapping[str, Any], _Lookup, Callable[[str], bool], Callable[[str], int | None]]:
     """The pod named ``pod`` (in ``namespace`` when given), an owner lookup over the file's
-    objects and a PriorityClass check (every name exists when the file lists none)."""
+    objects, a PriorityClass check (every name exists when the file lists none) and the values of
+    the file's PriorityClasses."""
     from workload_map.cli.live import read_objects
     from workload_map.kube.objects import name_of, namespace_of
     from workload_map.kube.owners import lookup_in
@@ -120,7 +238,9 @@ def _from_file(
     def exists(name: str) -> bool:
         return not classes or name in classes
 
-    return pods[0], lookup, exists
+    from workload_map.cli.gangs import priority_values_in
+
+    return pods[0], lookup, exists, priority_values_in(list(objects))
 
 
 def _live_priority_classes(client: Any) -> Callable[[str], bool]:

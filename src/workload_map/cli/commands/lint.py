@@ -16,8 +16,8 @@ from typing import Any
 
 import click
 
-from workload_map.cli import exit_codes
-from workload_map.cli.common import Session
+from workload_map.cli import exit_codes, terminal
+from workload_map.cli.common import Session, validate_option
 from workload_map.cli.errors import CommandError
 from workload_map.cli.live import read_objects
 from workload_map.cli.main import get_state
@@ -70,6 +70,7 @@ def _cluster_schemas(session: Session, gvks: list[tuple[str, str, str]]) -> Any:
 @click.option("--context", "kube_context", default=None, help="The kubeconfig context (with --cluster).")
 @click.option("--object", "objects", multiple=True, metavar="FILE", help="Also check a workload manifest.")
 @click.option("--strict", is_flag=True, help="Fail on warnings too.")
+@validate_option
 @click.option("-o", "--output", "output", type=click.Choice(["text", "json", "yaml"]), default=None)
 def command(
     definition: str | None,
@@ -116,7 +117,7 @@ def command(
 
     loaded = []
     if definition is not None:
-        result = load_definitions(definition)
+        result = load_definitions(definition, field_validation=state.field_validation)
         problems = [f.format() for f in result.errors] + [
             f.format() for r in result.rejected for f in r.findings
         ]
@@ -152,7 +153,7 @@ def command(
     missing: list[str] = []
     for d in loaded:
         try:
-            findings.extend(lint_definition(d.karta, schemas, source_map=d.source_map))
+            findings.extend(lint_definition(d.karta, schemas, source_map=d.source_map, budget=d.budget))
         except NoSchemaError as exc:
             missing.append(f"{d.name}: {exc}")
     for o in manifests:
@@ -166,7 +167,7 @@ def command(
     warnings = [f for f in findings if not f.is_error]
     if fmt == "text":
         for f in findings:
-            click.echo(f.format())
+            terminal.echo(f.format())
         if not findings:
             click.echo(f"OK: {len(loaded)} definition(s), {len(manifests)} object(s), no findings")
     else:

@@ -20,10 +20,10 @@ from typing import Any
 
 import click
 
-from workload_map.cli import exit_codes
+from workload_map.cli import exit_codes, terminal
 from workload_map.cli.common import Session, connection_options, split_type_name
 from workload_map.cli.completion_support import complete_phase, complete_type_or_name
-from workload_map.cli.errors import CommandError, WorkloadNotFoundError
+from workload_map.cli.errors import CommandError
 from workload_map.cli.main import get_state
 
 VOLATILE = ("managedFields", "resourceVersion", "selfLink")
@@ -125,21 +125,16 @@ def _record(
     timeout: float,
     max_events: int,
 ) -> None:
+    from workload_map.cli.live import read_workload
     from workload_map.errors import GoneError, NotFoundError
     from workload_map.resolve import compile_definition, resolve
 
-    rt = session.resolve_type(token)
+    rt, obj = read_workload(session, token, name)
     res = rt.resource
-    if res is None:
-        raise WorkloadNotFoundError(f"{rt.kind} is not installed in this cluster")
+    assert res is not None  # read_workload refused an uninstalled type
     namespace = session.namespace() if res.namespaced else None
     client = session.client()
     path = res.path(namespace, name)
-    try:
-        obj = client.get(path)
-    except NotFoundError as exc:
-        where = f" in namespace {namespace}" if namespace else ""
-        raise WorkloadNotFoundError(f'{rt.kind} "{name}" not found{where}') from exc
     compiled = compile_definition(rt.entry.karta)
     doc: dict[str, Any] = {
         "schemaVersion": 1,
@@ -180,7 +175,7 @@ def _record(
         if reached:
             doc["result"] = {"succeeded": True, "ended": "until"}
         _write(out, doc)
-        click.echo(f"{len(events)}: {','.join(phases)} (resourceVersion {rv})", err=True)
+        terminal.echo(f"{len(events)}: {','.join(phases)} (resourceVersion {terminal.field(rv)})", err=True)
         return reached or len(events) >= max_events
 
     def finish(how: str) -> None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from workload_map.cli import terminal
 from workload_map.cli.common import Session, connection_options, output_option, resolve_output
 from workload_map.cli.errors import CommandError
 from workload_map.cli.live import manifest_entry, read_manifest
@@ -174,7 +175,7 @@ def command(file: str, fit: tuple[str, ...]) -> None:
                         detail = " | ".join(f"{g['name']}: {g['reason']}" for g in short)
                     frows.append([res["context"], str(res["nodes"]), "yes" if res["fits"] else "no", detail])
                 lines += columns(frows)
-            click.echo("\n".join(lines))
+            terminal.echo("\n".join(lines))
         if contexts and not any(r["fits"] for r in results):
             raise CommandError(f"the workload fits none of the contexts: {', '.join(contexts)}")
     finally:

@@ -101,13 +101,14 @@ def command(
     if local_paths:
         from workload_map.definitions_source import local_entries
 
-        local_entries(local_paths)  # a bad file stops here, with its name, before anything listens
+        # A bad file stops here, with its name, before anything listens.
+        local_entries(local_paths, field_validation=cli_state.field_validation)
     session = Session(cli_state)
     config = session.cluster_config()
     local_user = _local_user(config) if local else None
     listener = _bind(host, port)
     configure_logging(level)
-    state = ClusterState(config, local_paths=local_paths)
+    state = ClusterState(config, local_paths=local_paths, field_validation=cli_state.field_validation)
     settings = ServerSettings(enable_writes=enable_writes, local_user=local_user)
     app = create_app(state, settings)
     click.echo(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from workload_map.cli import exit_codes
+from workload_map.cli import exit_codes, terminal
 from workload_map.cli.common import (
     connection_options,
     definition_for_word,
@@ -32,19 +32,28 @@ if TYPE_CHECKING:
     from workload_map.model.definition import Karta
 
 FORMATS = ("table", "json", "yaml")
-#: Case files read at most (a directory argument is expanded); each is read by
+#: Case files read at most (a directory argument is expanded, recursively); each is read by
 #: cli.live.read_documents (bounded in size and in YAML alias expansion).
 MAX_FILES = 10_000
+CASE_SUFFIXES = (".yaml", ".yml")
 
 
 def _case_files(args: tuple[str, ...]) -> list[Path]:
+    from workload_map.errors import DefinitionError
+    from workload_map.model.inputs import is_directory, list_files
+
     out: list[Path] = []
     for arg in args:
         path = Path(arg)
-        if path.is_dir():
-            out += sorted(p for p in path.rglob("*.y*ml") if p.is_file())
-        elif path.is_file():
-            out.append(path)
+        if is_directory(path):
+            try:
+                out += list_files(
+                    path, CASE_SUFFIXES, limit=MAX_FILES - len(out), recursive=True, what="case files"
+                )
+            except DefinitionError as exc:
+                raise click.UsageError(str(exc)) from None
+        elif path.exists():
+            out.append(path)  # a special file is refused when it is read, before it is opened
         else:
             raise click.UsageError(f"{arg}: no such file or directory")
         if len(out) > MAX_FILES:
@@ -106,11 +115,11 @@ def command(definition: str, cases: tuple[str, ...], rule: str) -> None:
         click.echo(dump(doc, fmt), nl=False)
     else:
         for r in results:
-            click.echo(f"{'PASS' if r.passed else 'FAIL'}  {r.name}")
+            terminal.echo(f"{'PASS' if r.passed else 'FAIL'}  {r.name}")
             for d in r.differences:
-                click.echo(f"      {d.text()}")
+                terminal.echo(f"      {d.text()}")
         checks = sum(r.checks for r in results)
-        click.echo(f"{label}: {len(results)} cases, {len(failed)} failed ({checks} checks)")
+        terminal.echo(f"{label}: {len(results)} cases, {len(failed)} failed ({checks} checks)")
     if failed:
         raise click.exceptions.Exit(exit_codes.ERROR)
 
@@ -118,10 +127,12 @@ def command(definition: str, cases: tuple[str, ...], rule: str) -> None:
 def _definition(state: State, word: str) -> tuple[Karta, str]:
     """The Karta to test: a file when ``word`` names one, else the merged set's definition."""
     from workload_map.definitions_source import local_entries
+    from workload_map.model.inputs import is_directory
 
-    if Path(word).is_file():
+    # A file (a FIFO or a device is refused by the reader, never opened), else a word.
+    if Path(word).exists() and not is_directory(word):
         try:
-            entry = local_entries([word])[0]
+            entry = local_entries([word], field_validation=state.field_validation)[0]
         except WorkloadMapError as exc:
             raise CommandError(str(exc), exit_codes.USAGE) from exc
         return entry.karta, f"{entry.name} ({word})"

@@ -5,6 +5,9 @@ Output per definition, in file and document order: ``OK: <name> is a valid Karta
 two spaces, ``file:line:column:`` first when known, the finding code last). Warnings go to
 stderr after the output. Exit 0 when every definition is valid, 1 when one is invalid, 2 when a
 file cannot be read or parsed or holds something that is not a Karta definition.
+
+Unknown fields and repeated keys are errors unless ``--validate=warn`` (warnings) or
+``--validate=ignore`` (dropped), as kubectl's ``--validate`` flag.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from __future__ import annotations
 import click
 
 from workload_map import messages
-from workload_map.cli import exit_codes
+from workload_map.cli import exit_codes, terminal
+from workload_map.cli.common import validate_option
 from workload_map.cli.errors import CommandError
 from workload_map.cli.main import PROG, get_state
 from workload_map.model.definition import gvk_text
@@ -38,7 +42,8 @@ def _warning_text(f: Finding) -> str:
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.argument("source", metavar="FILE|-")
-@click.option("--strict", is_flag=True, help="Treat unknown fields and warnings as errors.")
+@click.option("--strict", is_flag=True, help="Treat every warning as an error.")
+@validate_option
 @click.option(
     "-q",
     "--quiet",
@@ -52,13 +57,15 @@ def command(source: str, strict: bool, quiet: bool, output: str | None) -> None:
     or on stdin (-). No cluster is needed.
 
     Runs upstream's rules (same messages), static jq checks and extra checks; findings carry
-    file:line:column and a code (see docs/validation.md). Exit 0 valid, 1 invalid, 2 unreadable
-    or not a definition."""
+    file:line:column and a code (see docs/validation.md). Unknown fields and repeated keys are
+    errors (--validate=strict, the default, as kubectl); --validate=warn makes them warnings,
+    --validate=ignore drops them. Exit 0 valid, 1 invalid, 2 unreadable or not a definition."""
     state = get_state()
     # Rejected whether given to validate or to the root (``wmap -o json validate``).
     if output is not None or getattr(state, "output", None) is not None:
         raise click.UsageError(messages.output_not_supported(f"{PROG} validate"))
-    result = load_definitions(source, strict=strict)
+    mode = state.field_validation
+    result = load_definitions(source, field_validation=mode)
 
     entries: list[tuple[tuple[int, int, int], LoadedDefinition | RejectedDocument]] = []
     order = {origin: i for i, origin in enumerate(result.origins)}
@@ -92,13 +99,15 @@ def command(source: str, strict: bool, quiet: bool, output: str | None) -> None:
             state.warnings.extend(_warning_text(f) for f in findings if f.severity != ERROR)
         if not errors and isinstance(entry, LoadedDefinition):
             if not quiet:
-                click.echo(messages.validate_ok(name, _gvk(entry)))
+                terminal.echo(messages.validate_ok(name, _gvk(entry)))
             continue
-        click.echo(messages.validate_invalid(name))
+        terminal.echo(messages.validate_invalid(name))
         for f in errors:
-            click.echo(f"  {f.format()}")
+            terminal.echo(f"  {f.format()}")
         failures.append(messages.findings_in(len(errors), name))
 
+    if failures and mode == "strict" and any(f.code in ("KARTA101", "KARTA107") for f in result.findings):
+        failures.append(messages.FIELD_VALIDATION_HINT)
     if unusable:
         raise CommandError([*unusable, *failures], exit_codes.USAGE)
     if failures:

@@ -1,0 +1,197 @@
+"""What one scrape serves: Accept-Encoding negotiation, the gzip body built from a cached stream
+and a per-scrape tail, the series ceiling and the cut of long label values."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import subprocess
+import threading
+import zlib
+
+import pytest
+
+from tests.exporter.promparse import parse
+from workload_map.exporter import metrics as m
+from workload_map.exporter.exposition import MAX_LABEL_VALUE_LENGTH, Family, cut_label_value, encode
+from workload_map.exporter.scrape import (
+    COMPRESS_BATCH,
+    Admitted,
+    WorkloadBody,
+    accepts_gzip,
+    admit,
+    gzip_body,
+)
+
+
+# Cases from RFC 9110 section 12.5.3 (Accept-Encoding): codings with q-values, "*" for any coding
+# not listed, q=0 for "not acceptable"; names are case-insensitive. "x-gzip" is gzip (section 8.4.1.3).
+@pytest.mark.parametrize(
+    ("header", "gzip_ok"),
+    [
+        ("gzip", True),
+        ("GZip", True),
+        ("x-gzip", True),
+        ("deflate, gzip;q=1.0, *;q=0.5", True),  # RFC 9110 example
+        ("compress, gzip", True),  # RFC 9110 example
+        ("*", True),  # RFC 9110 example: any coding
+        ("compress;q=0.5, gzip;q=1.0", True),  # RFC 9110 example
+        ("gzip;q=1.0, identity; q=0.5, *;q=0", True),  # RFC 9110 example
+        ("gzip;q=0", False),
+        ("gzip;q=0.000", False),
+        ("*;q=0", False),
+        ("gzip;q=0, *", False),  # listed explicitly as not acceptable: * does not override it
+        ("br, *;q=0.1", True),
+        ("identity", False),
+        ("", False),  # RFC 9110 example: an empty value means no coding is wanted
+        (None, False),
+        ("deflate", False),
+        ("gzip;q=abc", False),  # a malformed q-value counts as 0
+        ("gzip;q=2", False),  # out of range
+        ("gzip ; q=0.5", True),
+        ("gzip-not, gzipx", False),
+        ("identity," * 100 + "gzip", False),  # only the first 64 codings are read
+    ],
+)
+def test_accepts_gzip(header: str | None, gzip_ok: bool) -> None:
+    assert accepts_gzip(header) is gzip_ok
+
+
+def _body(lines: list[dict[str, bytes]], generation: int = 1) -> WorkloadBody:
+    admitted: Admitted[int] = Admitted(list(range(len(lines))), 0, 0, 0)
+    return WorkloadBody.build(generation, m.WORKLOAD_FAMILIES, lines, admitted)
+
+
+def _workload_lines(i: int, pods: int = 3) -> dict[str, bytes]:
+    base = [("namespace", "ns"), ("group", "g"), ("kind", "K"), ("name", f"w{i}")]
+    out = {
+        m.WORKLOAD_INFO.name: encode(m.WORKLOAD_INFO.line(base, 1)),
+        m.PRIMARY_PHASE.name: encode(m.PRIMARY_PHASE.line([*base, ("phase", "Running")], 1)),
+        m.POD_INFO.name: encode(
+            "".join(m.POD_INFO.line([("namespace", "ns"), ("pod", f"w{i}-{p}")], 1) for p in range(pods))
+        ),
+    }
+    return out
+
+
+def _gunzip_tool(data: bytes) -> bytes:
+    """The gzip command-line tool: an implementation independent of Python's zlib module."""
+    tool = shutil.which("gzip")
+    if tool is None:
+        pytest.skip("no gzip tool")
+    return subprocess.run([tool, "-dc"], input=data, capture_output=True, check=True).stdout
+
+
+def test_gzip_body_is_the_plain_body() -> None:
+    body = _body([_workload_lines(i) for i in range(50)])
+    tail = m.READY.render([([], 1)])
+    plain = b"".join([*body.parts, tail])
+    data = b"".join(gzip_body(body, tail))
+    assert gzip.decompress(data) == plain
+    assert zlib.decompress(data, 16 + zlib.MAX_WBITS) == plain
+    assert _gunzip_tool(data) == plain
+    exp = parse(plain.decode())  # every family once, its samples together
+    assert len(exp.find("wmap_pod_workload_info")) == 150
+    assert exp.value("wmap_exporter_ready") == 1
+
+
+def test_gzip_body_edges() -> None:
+    """No workloads; a body of several compressor batches; a tail that changes per scrape over
+    one cached stream; non-ASCII text."""
+    empty = _body([])
+    assert gzip.decompress(b"".join(gzip_body(empty, b""))) == b"".join(empty.parts)
+    big = _body([_workload_lines(i, pods=40) for i in range(3000)])
+    assert big.size > 3 * COMPRESS_BATCH
+    stream = big.deflated()
+    for n in range(3):
+        tail = encode(f'# TYPE x gauge\nx{{v="ünï {n}"}} {n}\n')
+        data = b"".join(gzip_body(big, tail))
+        assert gzip.decompress(data) == b"".join([*big.parts, tail])
+    assert big.deflated() is stream  # compressed once per generation
+    assert len(stream[0]) < big.size / 10
+
+
+def test_deflated_is_built_once_by_concurrent_scrapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    body = _body([_workload_lines(i) for i in range(200)])
+    calls = []
+    real = zlib.compressobj
+
+    def counting(*args: int) -> zlib._Compress:
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(zlib, "compressobj", counting)
+    results: list[tuple[bytes, int, int]] = []
+    threads = [threading.Thread(target=lambda: results.append(body.deflated())) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len({id(r) for r in results}) == 1
+
+
+def test_admit_under_and_over_the_ceiling() -> None:
+    series = {("K", "b", "w2"): 10, ("K", "a", "w9"): 30, ("K", "a", "w1"): 15}
+    order = lambda key: (key[1], key[0], key[2])  # noqa: E731 - namespace, kind, name
+    every = admit(series, 55, order)
+    assert every == Admitted(list(series), 55, 0, 0)  # fits: all, in their own order
+    assert admit(series, 0, order) == Admitted(list(series), 55, 0, 0)  # 0: no ceiling
+    # over it: sorted (a/w1, a/w9, b/w2); a/w9 does not fit after a/w1 and is left out, b/w2 still fits
+    assert admit(series, 30, order) == Admitted([("K", "a", "w1"), ("K", "b", "w2")], 25, 30, 1)
+    # one workload larger than the ceiling costs only itself
+    huge = {("K", "a", "huge"): 1_000, **{("K", "b", f"w{i}"): 10 for i in range(5)}}
+    got = admit(huge, 50, order)
+    assert got.keys == [("K", "b", f"w{i}") for i in range(5)]
+    assert (got.series, got.dropped_series, got.dropped_workloads) == (50, 1_000, 1)
+    assert admit({}, 10, order) == Admitted([], 0, 0, 0)
+
+
+def test_cli_default_is_the_exporters() -> None:
+    from workload_map.cli.commands.exporter import MAX_SERIES
+    from workload_map.exporter.collector import DEFAULT_MAX_SERIES
+
+    assert MAX_SERIES == DEFAULT_MAX_SERIES
+
+
+# --- label values -----------------------------------------------------------------------------
+
+
+def test_kubernetes_names_are_never_cut() -> None:
+    name = "a" * 253  # the longest DNS subdomain name (pods, nodes, custom resources)
+    assert cut_label_value(name) == name
+    assert cut_label_value("x" * MAX_LABEL_VALUE_LENGTH) == "x" * MAX_LABEL_VALUE_LENGTH
+
+
+def test_long_values_are_cut_and_stay_distinct() -> None:
+    a, b = "r" * 5000 + "a", "r" * 5000 + "b"
+    ca, cb = cut_label_value(a), cut_label_value(b)
+    assert len(ca) == len(cb) == MAX_LABEL_VALUE_LENGTH
+    assert ca != cb and ca.startswith("r" * 200) and "~" in ca[-13:]
+    assert cut_label_value(a) == ca  # the same value, the same cut
+    fam = Family("wmap_test_info", "info", "h")
+    exp = parse(fam.render([([("v", a)], 1), ([("v", b)], 1)]).decode())
+    assert {s.labels["v"] for s in exp.samples} == {ca, cb}
+
+
+def test_cut_counts_characters_before_escaping() -> None:
+    value = '"' * 1000  # each becomes \" on the wire
+    fam = Family("wmap_test_info", "info", "h")
+    (s,) = parse(fam.render([([("v", value)], 1)]).decode()).samples
+    assert len(s.labels["v"]) == MAX_LABEL_VALUE_LENGTH and s.labels["v"].startswith('"' * 200)
+
+
+def test_text_that_is_not_utf8_is_written_not_raised() -> None:
+    """A lone surrogate (a JSON "\\ud800" escape from a hostile API server) cannot be UTF-8."""
+    fam = Family("wmap_test_info", "info", "h")
+    text = fam.render([([("v", "a\ud800b")], 1)]).decode()
+    assert parse(text).samples[0].labels["v"] == "a?b"
+    lines = m.render_workload(
+        [("namespace", "ns"), ("group", "g"), ("kind", "K"), ("name", "bad\udfff")],
+        [],
+        None,
+        None,
+        {"p\ud800": {"metadata": {"namespace": "ns", "uid": "u"}}},
+        [("workload_name", "bad\udfff")],
+    )
+    text = b"".join(lines.values()).decode()
+    assert "bad?" in text and 'pod="p?"' in text
