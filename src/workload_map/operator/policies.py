@@ -18,13 +18,21 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workload_map.errors import ClusterError
 from workload_map.kube.objects import KARTA_PATH, controller_ref, labels_of, meta
 from workload_map.resolve.edits import InvalidEditError
-from workload_map.resolve.policy import GROUP, PLURAL, VERSION, WorkloadPolicy, parse_policy
+from workload_map.resolve.policy import (
+    GROUP,
+    PLURAL,
+    VERSION,
+    PolicyResult,
+    WorkloadPolicy,
+    apply_policies,
+    parse_policy,
+)
 from workload_map.runtime.informer import EventHandler, Informer
 
 if TYPE_CHECKING:
@@ -48,6 +56,34 @@ def policy_problems(obj: Mapping[str, Any]) -> list[str]:
     except InvalidEditError as exc:
         return [str(exc)]
     return []
+
+
+def admit(
+    definitions: DefinitionSet,
+    policies: Sequence[WorkloadPolicy],
+    gvk: tuple[str, str, str],
+    obj: Mapping[str, Any],
+    *,
+    operation: str,
+    namespace_labels: Callable[[], Mapping[str, Any]],
+) -> PolicyResult | str:
+    """What admission does with one object (the webhook and ``wmap policy preview`` both ask
+    here): the policies' result, or why the object passes unchanged. ``namespace_labels`` is
+    called only when policies are applied (the webhook may have to read the namespace)."""
+    group, version, kind = gvk
+    if not policies:
+        return "no WorkloadPolicy applies: unchanged"
+    found = definitions.for_gvk(group, version, kind)
+    if len(found) != 1:
+        # no (single) definition covers it: not ours to change
+        return f"{len(found)} definitions cover {group or 'core'}/{version} {kind}: unchanged"
+    if controller_ref(obj) is not None:
+        # Created by a controller (a JobSet's Jobs, a Deployment's pods, a TrainJob's JobSet):
+        # its template comes from its owner, which is the workload policies apply to.
+        return "created by a controller (policies apply to its owner): unchanged"
+    return apply_policies(
+        found[0].karta, obj, policies, operation=operation, namespace_labels=namespace_labels()
+    )
 
 
 class _Changed(EventHandler):
@@ -157,8 +193,6 @@ class PolicyAdmission:
 
         import orjson
 
-        from workload_map.resolve.policy import apply_policies
-
         operation = str(request.get("operation") or "")
         obj = request.get("object")
         if operation not in ("CREATE", "UPDATE") or not isinstance(obj, Mapping):
@@ -168,25 +202,18 @@ class PolicyAdmission:
         group, version, kind_name = (str(kind.get(k) or "") for k in ("group", "version", "kind"))
         policies, definitions = self.source.current()
         name = f"{kind_name} {request.get('namespace') or ''}/{meta(obj).get('name') or ''}"
-        if not policies:
-            log.debug("policies: %s: no WorkloadPolicy in the cluster", name)
-            return {"allowed": True}
-        found = definitions.for_gvk(group, version, kind_name)
-        if len(found) != 1:
-            log.debug("policies: %s: %d definitions cover %s/%s", name, len(found), group, version)
-            return {"allowed": True}  # no (single) definition covers it: not ours to change
-        if controller_ref(obj) is not None:
-            # Created by a controller (a JobSet's Jobs, a Deployment's pods, a TrainJob's JobSet):
-            # its template comes from its owner, which is the workload policies apply to.
-            return {"allowed": True}
         namespace = str(request.get("namespace") or meta(obj).get("namespace") or "")
-        result = apply_policies(
-            found[0].karta,
-            obj,
+        result = admit(
+            definitions,
             policies,
+            (group, version, kind_name),
+            obj,
             operation=operation,
-            namespace_labels=self.source.namespace_labels(namespace),
+            namespace_labels=lambda: self.source.namespace_labels(namespace),
         )
+        if isinstance(result, str):
+            log.debug("policies: %s: %s", name, result)
+            return {"allowed": True}
         log.debug(
             "policies: %s: applied %s (%d operations)", name, result.applied, len(result.change.json_patch)
         )
@@ -200,4 +227,11 @@ class PolicyAdmission:
         return response
 
 
-__all__ = ["NAMESPACES_PATH", "POLICIES_PATH", "PolicyAdmission", "PolicySource", "policy_problems"]
+__all__ = [
+    "NAMESPACES_PATH",
+    "POLICIES_PATH",
+    "PolicyAdmission",
+    "PolicySource",
+    "admit",
+    "policy_problems",
+]

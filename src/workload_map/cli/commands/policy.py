@@ -3,7 +3,8 @@
 The same :func:`workload_map.resolve.policy.apply_policies` the operator's admission webhook runs,
 with the namespace's labels given on the command line (``--namespace-labels team=ml,queue=a``).
 Prints a unified diff per manifest (the policies that applied and the warnings on stderr), or the
-changed manifests with ``-o yaml|json``.
+changed manifests with ``-o yaml|json``. Which objects pass unchanged (no definition covers them,
+a controller created them) is decided by the webhook's own :func:`workload_map.operator.policies.admit`.
 """
 
 from __future__ import annotations
@@ -60,12 +61,13 @@ def preview(
     from workload_map.cli.common import Session
     from workload_map.cli.edit_args import parse_pairs
     from workload_map.cli.errors import CommandError
-    from workload_map.cli.live import entry_for_manifest, read_objects
+    from workload_map.cli.live import read_objects
     from workload_map.cli.main import get_state
     from workload_map.cli.write import unified_diff
-    from workload_map.kube.objects import kubectl_name, name_of
+    from workload_map.kube.objects import kubectl_name, name_of, split_api_version
+    from workload_map.operator.policies import admit
     from workload_map.resolve.edits import InvalidEditError
-    from workload_map.resolve.policy import KIND, apply_policies, parse_policy
+    from workload_map.resolve.policy import KIND, parse_policy
     from workload_map.views.machine import dump
 
     state = get_state()
@@ -89,9 +91,20 @@ def preview(
     notes: list[str] = []
     for path in filenames:
         for obj in read_objects(path):
-            entry = entry_for_manifest(defs, obj)
-            result = apply_policies(entry.karta, obj, policies, operation=operation, namespace_labels=labels)
-            label = kubectl_name(str(obj.get("apiVersion")), str(obj.get("kind")), name_of(obj))
+            api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
+            label = kubectl_name(api_version, kind, name_of(obj))
+            result = admit(
+                defs,
+                policies,
+                (*split_api_version(api_version), kind),
+                obj,
+                operation=operation,
+                namespace_labels=lambda: labels,
+            )
+            if isinstance(result, str):  # admitted unchanged, as the webhook would
+                notes.append(f"{label}: {result}")
+                changed.append(dict(obj))
+                continue
             for w in result.warnings:
                 state.warn(f"{label}: {w}")
             notes.append(f"{label}: applied {', '.join(result.applied) or 'no policy'}")
