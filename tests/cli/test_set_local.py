@@ -17,8 +17,9 @@ import yaml
 
 from tests.cli.helpers import wmap
 from tests.resolve.test_edit_catalog import REFUSED, SLUGS, load
-from tests.support.edits import VERBS
+from tests.support.edits import VERBS, actions_unmet, has_actions, outside_named_paths
 from workload_map.resolve import resolve
+from workload_map.resolve.patch import json_patch
 from workload_map.resolve.writeback import apply_edits
 
 pytestmark = pytest.mark.usefixtures("bundled_catalog")
@@ -294,3 +295,32 @@ def test_same_containers_and_values_as_kubectl(tmp_path: Path, args: tuple[str, 
         ]
 
     assert containers(json.loads(ours)) == containers(json.loads(theirs.stdout))
+
+
+SUSPENDABLE = [slug for slug in SLUGS if has_actions(load(slug)[0], "suspend")]
+
+
+@pytest.mark.parametrize("slug", SUSPENDABLE)
+def test_suspend_and_resume_every_type(tmp_path: Path, slug: str) -> None:
+    """The definition's suspendActions, then its resumeActions, each value at every path its
+    action names (JobSet spec.suspend, KServe's stop annotation, RayCluster's suspend...), and
+    nothing outside the paths the definition names."""
+    karta, obj = load(slug)
+    rc, out, err = wmap("suspend", "-f", write(tmp_path, "w.yaml", obj), "--local", "-o", "json")
+    assert rc == 0, err
+    suspended = json.loads(out)
+    assert actions_unmet(karta, suspended, "suspend") == []
+    assert outside_named_paths(karta, obj, suspended, json_patch(obj, suspended)) == []
+    rc, out, err = wmap("resume", "-f", write(tmp_path, "s.yaml", suspended), "--local", "-o", "json")
+    assert rc == 0, err
+    resumed = json.loads(out)
+    assert actions_unmet(karta, resumed, "resume") == []
+    assert outside_named_paths(karta, suspended, resumed, json_patch(suspended, resumed)) == []
+    rc, out, err = wmap("suspend", "-f", write(tmp_path, "w.yaml", obj), "--local")
+    assert (rc, err) == (0, "") and out.endswith(" suspended\n"), out
+
+
+def test_suspend_an_unknown_component_names_it(tmp_path: Path) -> None:
+    _, obj = load("jobset-x-k8s-io-jobset-v1alpha2")
+    rc, out, err = wmap("suspend", "-f", write(tmp_path, "w.yaml", obj), "--local", "--component", "nope")
+    assert (rc, out) == (1, "") and "nope" in err, err

@@ -18,6 +18,7 @@ from workload_map.resolve.writeback import (
     CannotScaleError,
     Change,
     NotAssignableError,
+    actions_not_kept,
     patch_all_pod_specs,
     resume,
     scale,
@@ -415,6 +416,21 @@ def test_suspend_creates_missing_intermediates() -> None:
     assert change.new_object["spec"]["runPolicy"] == {"suspend": True}
     assert change.json_patch == [{"op": "add", "path": "/spec/runPolicy", "value": {"suspend": True}}]
     assert change.merge_patch == {"spec": {"runPolicy": {"suspend": True}}}
+
+
+def test_actions_not_kept_lists_what_the_answer_lacks() -> None:
+    """The API server's answer to a suspend may lack a field its schema does not know (a v1.20
+    Job prunes spec.suspend): each action whose value the answer does not hold is named."""
+    obj = jobset_obj()
+    suspended = suspend(JOBSET, obj).new_object
+    assert actions_not_kept(JOBSET, suspended, None, "suspend") == []
+    pruned = {**suspended, "spec": {k: v for k, v in suspended["spec"].items() if k != "suspend"}}
+    missing = actions_not_kept(JOBSET, pruned, None, "suspend")
+    assert len(missing) == 1 and missing[0].startswith(".spec.suspend = true (")
+    assert "suspendActions[0].path" in missing[0]
+    assert len(actions_not_kept(JOBSET, obj, None, "suspend")) == 2  # neither action holds yet
+    with pytest.raises(WriteBackError, match="component 'nope' not found"):
+        actions_not_kept(JOBSET, obj, "nope", "suspend")
 
 
 def test_suspend_without_actions_and_bad_action() -> None:

@@ -247,3 +247,41 @@ def outside_named_paths(
             continue
         bad.append(op["path"])
     return bad
+
+
+# --- suspend and resume ---------------------------------------------------------------------------
+
+
+def has_actions(karta: Karta, which: str) -> bool:
+    """Does the definition declare ``which`` (``suspend`` or ``resume``) actions?"""
+    return any(getattr(c, f"{which}_actions") for c in compile_definition(karta).components.values())
+
+
+def _at(value: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        in_map = isinstance(value, Mapping) and key in value
+        in_list = isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value)
+        if not (in_map or in_list):
+            return _MISSING
+        value = value[key]
+    return value
+
+
+_MISSING = object()
+
+
+def actions_unmet(karta: Karta, obj: Mapping[str, Any], which: str) -> list[str]:
+    """The ``which`` actions whose value ``obj`` does not hold at every path the action's path
+    expression denotes in it (empty: the object shows the whole suspend or resume)."""
+    unmet: list[str] = []
+    for comp in compile_definition(karta).components.values():
+        for action in getattr(comp, f"{which}_actions"):
+            paths = list(action.path.expr.paths(obj))
+            if not paths:
+                unmet.append(f"{comp.name}: {action.path.source} denotes no path")
+            for path in paths:
+                found = _at(obj, tuple(path))
+                if found is _MISSING or found != action.value:
+                    shown = "missing" if found is _MISSING else repr(found)
+                    unmet.append(f"{comp.name}: {action.path.source} is {shown}, not {action.value!r}")
+    return unmet

@@ -38,6 +38,10 @@ Compute = Callable[[Any, dict[str, Any]], "Change"]
 #: ending in a newline (kubectl's ``label "x" not found.``).
 Past = Callable[["Change", dict[str, Any]], str | None]
 
+#: ``(definition, the API server's answer) -> what it did not keep``: for changes the server may
+#: drop silently (a field its schema lacks); anything listed stops the write before it is made.
+Kept = Callable[[Any, dict[str, Any]], list[str]]
+
 FORMATS = ("json", "yaml", "name")
 DRY_RUN = ("none", "client", "server")
 LOCAL_NEEDS_FILE = (
@@ -316,8 +320,11 @@ def run(
     words: Sequence[str],
     compute: Compute,
     past: Past,
+    kept: Kept | None = None,
 ) -> None:
-    """Apply ``compute`` to the targets and print the result (see the module notes)."""
+    """Apply ``compute`` to the targets and print the result (see the module notes). With
+    ``kept``, a live write is first sent as a server dry run and made only when the answer keeps
+    the change (so nothing is half-written when the API server would drop a field)."""
     from workload_map.cli.common import Session
 
     session = Session(state)
@@ -325,7 +332,7 @@ def run(
         if opts.local:
             _local(session, opts, compute, past)
         else:
-            _live(session, opts, words, compute, past)
+            _live(session, opts, words, compute, past, kept)
     finally:
         session.close()
 
@@ -398,7 +405,9 @@ def _live_targets(
     return targets
 
 
-def _live(session: Session, opts: Options, words: Sequence[str], compute: Compute, past: Past) -> None:
+def _live(
+    session: Session, opts: Options, words: Sequence[str], compute: Compute, past: Past, kept: Kept | None
+) -> None:
     from workload_map.cluster.writes import write_change
     from workload_map.errors import NotFoundError, WorkloadMapError
 
@@ -413,12 +422,34 @@ def _live(session: Session, opts: Options, words: Sequence[str], compute: Comput
             def change_of(obj: dict[str, Any], karta: Any = karta) -> Change:
                 return compute(karta, obj)
 
-            result = write_change(
-                client,
-                res.path(namespace, name),
-                change_of,
-                dry_run=opts.dry_run,  # type: ignore[arg-type]
-                field_manager=opts.field_manager,
+            path = res.path(namespace, name)
+            current = None
+            if kept is not None and opts.dry_run != "client":
+                trial = write_change(
+                    client, path, change_of, dry_run="server", field_manager=opts.field_manager
+                )
+                dropped = kept(karta, trial.result) if trial.after is not None else []
+                if dropped:
+                    errors.append(
+                        CommandError(
+                            f'{res.kind} "{name}"{where}: the API server does not keep '
+                            f"{'; '.join(dropped)} (its schema for {res.kind} lacks the field): "
+                            "nothing was written"
+                        )
+                    )
+                    continue
+                current = trial.before
+            result = (
+                trial
+                if current is not None and opts.dry_run == "server"
+                else write_change(
+                    client,
+                    path,
+                    change_of,
+                    dry_run=opts.dry_run,  # type: ignore[arg-type]
+                    field_manager=opts.field_manager,
+                    current=current,
+                )
             )
         except NotFoundError as exc:
             errors.append(WorkloadNotFoundError(f'{res.kind} "{name}" not found{where}'))
@@ -437,6 +468,7 @@ def _live(session: Session, opts: Options, words: Sequence[str], compute: Comput
 
 __all__ = [
     "Compute",
+    "Kept",
     "Options",
     "Past",
     "is_spec",

@@ -25,11 +25,13 @@ deliberate difference:
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
 from workload_map.errors import ResolveError, WriteBackError
+from workload_map.resolve._jq import getpath
 from workload_map.resolve._writepaths import (
     Change,
     NotAssignableError,
@@ -260,9 +262,10 @@ def update_fragmented(
 # --- suspend / resume ------------------------------------------------------------------------
 
 
-def _apply_actions(
+def _actions(
     definition: Definition, obj: Mapping[str, Any], component: str | None, which: str
-) -> Change:
+) -> list[tuple[str, Target, CompiledAction]]:
+    """(error prefix, target, action) of ``which`` actions, root first; none is an error."""
     cd, dname = compiled_for(definition, obj)
     if component is not None:
         comp = cd.components.get(component)
@@ -271,22 +274,45 @@ def _apply_actions(
         comps: Iterable[CompiledComponent] = (comp,)
     else:
         comps = cd.components.values()
-    new: Any = dict(obj)
-    applied = False
+    found = []
     for comp in comps:
         actions: tuple[CompiledAction, ...] = (
             comp.suspend_actions if which == "suspendActions" else comp.resume_actions
         )
         for i, action in enumerate(actions):
-            applied = True
             prefix = f"failed to apply {which}[{i}] of component '{comp.name}': "
-            t = Target(dname, comp.name, f"{which}[{i}].path", action.path)
-            for p in target_paths(new, t, prefix):
-                new = set_at(new, p, copy.deepcopy(action.value), t, prefix)
-    if not applied:
+            found.append((prefix, Target(dname, comp.name, f"{which}[{i}].path", action.path), action))
+    if not found:
         where = f"component '{component}'" if component is not None else "any component"
         raise WriteBackError(f"definition '{dname}' defines no {which} for {where}")
+    return found
+
+
+def _apply_actions(
+    definition: Definition, obj: Mapping[str, Any], component: str | None, which: str
+) -> Change:
+    actions = _actions(definition, obj, component, which)
+    new: Any = dict(obj)
+    for prefix, t, action in actions:
+        for p in target_paths(new, t, prefix):
+            new = set_at(new, p, copy.deepcopy(action.value), t, prefix)
     return make_change(obj, new)
+
+
+def actions_not_kept(
+    definition: Definition, obj: Mapping[str, Any], component: str | None, verb: str
+) -> list[str]:
+    """The ``verb`` (``suspend`` or ``resume``) actions whose value ``obj``, the API server's
+    answer to the write, does not hold, as ``path (definition field)`` texts. A server whose
+    schema lacks the field drops it without an error (batch/v1 Job ``spec.suspend`` before
+    Kubernetes 1.21, a CRD version without it), so a write that was accepted may still not
+    suspend anything."""
+    missing = []
+    for prefix, t, action in _actions(definition, obj, component, f"{verb}Actions"):
+        for p in target_paths(obj, t, prefix):
+            if getpath(obj, p) != action.value:
+                missing.append(f"{t.source} = {json.dumps(plain(action.value))} ({t.component}: {t.field})")
+    return missing
 
 
 def suspend(definition: Definition, obj: Mapping[str, Any], component: str | None = None) -> Change:
@@ -380,6 +406,7 @@ __all__ = [
     "SetSchedulerName",
     "SetTolerations",
     "Toleration",
+    "actions_not_kept",
     "apply_edits",
     "as_fragments",
     "make_change",

@@ -35,8 +35,11 @@ def make(verb: str) -> click.Command:
         def compute(definition: Any, obj: dict[str, Any]) -> Any:
             return fn(definition, obj, component)
 
+        def kept(definition: Any, answer: dict[str, Any]) -> list[str]:
+            return writeback.actions_not_kept(definition, answer, component, verb)
+
         word = "suspended" if verb == "suspend" else "resumed"
-        run(state, opts, words, compute, lambda _change, _before: word)
+        run(state, opts, words, compute, lambda _change, _before: word, kept)
 
     command.__doc__ = f"Apply the definition's {verb}Actions to workloads (in order, root first)."
     return command
