@@ -377,7 +377,7 @@ def test_values_refused_here_are_refused_by_the_api_server(
     )
     rc, out, err = wmap("--kubeconfig", kc, "-n", namespace, *(a.format(w="deployment/web") for a in args))
     assert (rc, out) == (1, "") and ours in err, err
-    by_hand = {
+    by_hand: dict[str, dict[str, tuple[str, Any]]] = {
         "set": {
             "resources": (
                 "/spec/template/spec/containers/0/resources",

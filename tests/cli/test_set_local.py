@@ -24,7 +24,7 @@ from workload_map.resolve.writeback import apply_edits
 
 pytestmark = pytest.mark.usefixtures("bundled_catalog")
 
-DEPLOYMENT = {
+DEPLOYMENT: dict[str, Any] = {
     "apiVersion": "apps/v1",
     "kind": "Deployment",
     "metadata": {"name": "web", "namespace": "ml", "labels": {"app": "web"}},
