@@ -285,3 +285,20 @@ def actions_unmet(karta: Karta, obj: Mapping[str, Any], which: str) -> list[str]
                     shown = "missing" if found is _MISSING else repr(found)
                     unmet.append(f"{comp.name}: {action.path.source} is {shown}, not {action.value!r}")
     return unmet
+
+
+# --- scale targets ----------------------------------------------------------------------------------
+
+
+def scale_targets(desired: Mapping[str, int]) -> list[dict[str, int]]:
+    """Targets to try on a component (instance id -> pods), in order: every instance doubled,
+    each one doubled alone, every one halved, each one halved alone. A definition's bounds (a Ray
+    group's maxReplicas, a Job's completions, a multi-host unit) refuse some; a component that
+    scales at all takes one of these on the recordings' objects."""
+    up = {i: max(2, n * 2) for i, n in desired.items()}
+    down = {i: max(1, n // 2) for i, n in desired.items()}
+    out: list[dict[str, int]] = []
+    for changed in (up, down):
+        candidates = [changed, *({**desired, i: changed[i]} for i in desired)]
+        out += [c for c in candidates if c != dict(desired) and c not in out]
+    return out
