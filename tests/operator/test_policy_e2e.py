@@ -37,7 +37,7 @@ pytestmark = pytest.mark.slow
 POLICIES = "/apis/workload-map.dev/v1alpha1/workloadpolicies"
 ADMISSION = "/apis/admissionregistration.k8s.io/v1"
 
-POLICY = {
+POLICY: dict[str, Any] = {
     "apiVersion": "workload-map.dev/v1alpha1",
     "kind": "WorkloadPolicy",
     "metadata": {"name": "ml-defaults"},
