@@ -66,6 +66,15 @@ class PathError(ExpressionRuntimeError):
     """The expression does not denote assignable paths (e.g. ``//``, object construction)."""
 
 
+class ExpressionNotTranslatableError(ExpressionError):
+    """Valid jq that a back end other than Python (the Lua one) cannot express; ``construct``
+    names what was refused (``test/2``, ``label``, ``@base64``...) and the message says why."""
+
+    def __init__(self, source: str, message: str, construct: str) -> None:
+        super().__init__(source, message)
+        self.construct = construct
+
+
 # --- definitions ------------------------------------------------------------
 
 
@@ -96,6 +105,19 @@ class DefinitionQuarantinedError(ResolveError):
 
 class WriteBackError(WorkloadMapError):
     """A requested change could not be written into the workload object."""
+
+
+# --- Karmada resource interpreter ------------------------------------------
+
+
+class InterpretError(WorkloadMapError):
+    """A Karmada interpreter operation cannot be answered for this object (the webhook refuses
+    the request with this message)."""
+
+
+class ExportError(WorkloadMapError):
+    """A definition cannot be exported to another engine's format (Lua for Karmada, Argo CD):
+    the message names the definition, the field and the construct."""
 
 
 # --- cluster ---------------------------------------------------------------
@@ -188,3 +210,11 @@ class AmbiguousResourceTypeError(ClusterError):
         )
         self.token = token
         self.candidates = candidates
+
+
+# --- Prometheus (cost per workload) -------------------------------------------
+
+
+class PrometheusError(WorkloadMapError):
+    """A Prometheus HTTP API query failed: unreachable, too slow, refused, or an answer out of
+    bounds. Callers show it as a warning: cost is extra information, never a reason to fail."""

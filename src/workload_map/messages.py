@@ -394,3 +394,32 @@ def jsonpath_failed(template: str, detail: str, data: object) -> str:
         f"\ttemplate was:\n\t\t{template}\n"
         f"\tobject given to jsonpath engine was:\n\t\t{shown}\n"
     )
+
+
+# --- cost per workload (Prometheus) ------------------------------------------------------------
+
+#: Where the cost recording rules come from.
+COST_RULES_HINT = (
+    "install the recording rules of deploy/prometheus/wmap-rules.yaml "
+    "(Helm: exporter.prometheusRule.enabled=true)"
+)
+
+
+def cost_not_shown(failures: list[str]) -> str:
+    shown = "; ".join(failures[:3]) + (f" (and {len(failures) - 3} more)" if len(failures) > 3 else "")
+    return f"GPU-hours and cost not shown: {shown}"
+
+
+def prometheus_warning(url: str, text: str) -> str:
+    return f"Prometheus at {url} warns: {text}"
+
+
+def cost_series_missing(url: str, missing: list[str]) -> str:
+    """No workload has cost series: which inputs Prometheus lacks and what provides each."""
+    why = {
+        "workload:wmap_cost_per_hour:sum": COST_RULES_HINT,
+        "container_cpu_allocation": "scrape OpenCost with honor_labels: true",
+        "wmap_pod_workload_info": "scrape wmap exporter with honor_labels: true",
+    }
+    parts = [f"{name} ({why.get(name, 'not scraped')})" for name in missing]
+    return f"no cost data: Prometheus at {url} has no {', no '.join(parts)} (docs/metrics.md)"

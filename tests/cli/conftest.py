@@ -21,7 +21,15 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("WMAP_CATALOG_DIR", str(DATA / "catalog"))
-    for name in ("KUBECONFIG", "WMAP_CONFIG", "KARTA_CONFIG", "WMAP_OUTPUT", "KARTA_OUTPUT"):
+    for name in (
+        "KUBECONFIG",
+        "WMAP_CONFIG",
+        "KARTA_CONFIG",
+        "WMAP_OUTPUT",
+        "KARTA_OUTPUT",
+        "WMAP_PROMETHEUS_URL",
+        "WMAP_COST_WINDOW",
+    ):
         monkeypatch.delenv(name, raising=False)
     registry.reset()
     yield

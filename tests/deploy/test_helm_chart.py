@@ -46,6 +46,7 @@ VALUE_SETS: dict[str, list[str]] = {
     "kubernetes-1.30": ["--kube-version", "1.30.0"],
     "cert-manager": ["--set", "operator.webhooks.certificates=cert-manager"],
     "webhooks-off": ["--set", "operator.webhooks.certificates=none"],
+    "karmada-interpreter": ["--set", "operator.karmadaInterpreter=true"],
     "exporter-only": [
         "--set", "operator.enabled=false", "--set", "serve.enabled=false", "--set", "crd.install=false",
     ],
@@ -174,6 +175,24 @@ def test_webhooks_off() -> None:
     assert "wmap-webhook" not in {d["metadata"]["name"] for d in kinds["Service"]}
 
 
+def test_karmada_interpreter() -> None:
+    """The operator also serves Karmada's interpreter on its webhook port (docs/multicluster.md);
+    without webhooks there is no TLS port to serve it on, so the chart refuses."""
+    docs = helm_template(*VALUE_SETS["karmada-interpreter"])
+    operator = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "wmap-operator")
+    args = operator["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--karmada-interpreter" in args and "--webhook-listen=0.0.0.0:9443" in args
+    default = next(
+        d for d in helm_template() if d["kind"] == "Deployment" and d["metadata"]["name"] == "wmap-operator"
+    )
+    assert "--karmada-interpreter" not in default["spec"]["template"]["spec"]["containers"][0]["args"]
+    done = _helm(
+        "template", "wmap", str(CHART), *VALUE_SETS["karmada-interpreter"], *VALUE_SETS["webhooks-off"]
+    )
+    assert done.returncode != 0
+    assert "operator.karmadaInterpreter needs the operator's webhooks" in done.stderr
+
+
 def test_unknown_certificate_mode_is_refused() -> None:
     done = _helm("template", "wmap", str(CHART), "--set", "operator.webhooks.certificates=vault")
     assert done.returncode != 0
@@ -212,6 +231,20 @@ def test_monitoring() -> None:
     assert rule["spec"]["groups"] == yaml.safe_load(RULES.read_text())["groups"]
     exporter = next(d for d in kinds["Deployment"] if d["metadata"]["name"] == "wmap-exporter")
     assert "annotations" not in exporter["spec"]["template"]["metadata"]  # scraped by the monitor only
+
+
+def test_serve_prometheus() -> None:
+    """serve.prometheus.url/window become wmap serve's --prometheus/--cost-window (nothing by default)."""
+
+    def args(*extra: str) -> list[str]:
+        docs = helm_template(*extra)
+        serve = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "wmap-serve")
+        return list(serve["spec"]["template"]["spec"]["containers"][0]["args"])
+
+    assert not [a for a in args() if a.startswith(("--prometheus", "--cost-window"))]
+    url = "http://prometheus-operated.monitoring:9090"
+    given = args("--set", f"serve.prometheus.url={url}", "--set", "serve.prometheus.window=7d")
+    assert given[-2:] == [f"--prometheus={url}", "--cost-window=7d"]
 
 
 def test_serve_ingress_and_writes() -> None:
@@ -370,10 +403,20 @@ def test_install_upgrade_uninstall(helm_cluster: tuple[TestCluster, Path]) -> No
     )
     assert hook["webhooks"][0]["clientConfig"]["service"]["namespace"] == NAMESPACE
 
-    done = _helm("upgrade", "wmap", str(CHART), *common, "--set", "exporter.workers=8")
+    done = _helm(
+        "upgrade",
+        "wmap",
+        str(CHART),
+        *common,
+        "--set",
+        "exporter.workers=8",
+        *VALUE_SETS["karmada-interpreter"],
+    )
     assert done.returncode == 0, done.stderr
     exporter = kube.request("GET", f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/wmap-exporter")
     assert "--workers=8" in exporter["spec"]["template"]["spec"]["containers"][0]["args"]
+    # NOTES.txt: how to register the interpreter with Karmada, with this release's Service
+    assert "wmap karmada config --url https://wmap-webhook.wmap-system.svc:443 --ca-file" in done.stdout
     kube.request("GET", f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs/wmap-certs-2")
 
     done = _helm("uninstall", "wmap", "--kubeconfig", str(kubeconfig), "--namespace", NAMESPACE)

@@ -76,7 +76,8 @@ def test_every_documented_query_parses(tmp_path: Path) -> None:
 
 def _doc_results_test_file(tmp_path: Path, expected: dict[str, Any]) -> Path:
     """A ``promtool test rules`` file evaluating each entry of ``expected`` on the rules test's
-    synthetic series (both input groups merged) and the entry's own extra series."""
+    synthetic series (its input groups merged), the entry's own extra series and the shipped
+    recording rules (the cost queries read their series)."""
     shipped = yaml.safe_load(RULES_TESTS.read_text())
     series = [s for group in shipped["tests"] for s in group["input_series"]]
     test = {
@@ -88,7 +89,9 @@ def _doc_results_test_file(tmp_path: Path, expected: dict[str, Any]) -> Path:
         ],
     }
     path = tmp_path / "doc-queries.test.yaml"
-    path.write_text(yaml.safe_dump({"rule_files": [], "evaluation_interval": "1m", "tests": [test]}))
+    path.write_text(
+        yaml.safe_dump({"rule_files": [str(RULES)], "evaluation_interval": "1m", "tests": [test]})
+    )
     return path
 
 
@@ -156,3 +159,86 @@ def test_role_table_names_real_components() -> None:
         assert named <= known, (row, named - known)
         checked += bool(named)
     assert checked >= 10
+
+
+#: The series the rules read from other exporters, each by the name its project documents:
+#: OpenCost's metrics reference (opencost.io/docs/integrations/metrics, and the constants of
+#: opencost's pkg/costmodel/metrics.go), dcgm-exporter's etc/default-counters.csv
+#: (DCGM_FI_DEV_GPU_UTIL: gauge, "GPU utilization (in %)") and cAdvisor's container metrics.
+DOCUMENTED_INPUTS = {
+    "container_cpu_allocation": "OpenCost",
+    "container_memory_allocation_bytes": "OpenCost",
+    "container_gpu_allocation": "OpenCost",
+    "node_cpu_hourly_cost": "OpenCost",
+    "node_ram_hourly_cost": "OpenCost",
+    "node_gpu_hourly_cost": "OpenCost",
+    "DCGM_FI_DEV_GPU_UTIL": "dcgm-exporter",
+    "container_cpu_usage_seconds_total": "cAdvisor",
+    "container_memory_working_set_bytes": "cAdvisor",
+}
+#: PromQL words that look like metric names in an expression.
+_PROMQL_WORDS = {
+    "by",
+    "without",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "and",
+    "or",
+    "unless",
+    "bool",
+}
+
+
+def metric_names(expr: str) -> set[str]:
+    """The metric names an expression reads: identifiers that are neither functions (followed by
+    ``(``), label names (inside ``{...}`` or a by/on/group_left list), strings nor keywords."""
+    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)  # string literals
+    text = re.sub(r"\{[^}]*\}", "", text)  # label matchers
+    text = re.sub(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", text)
+    text = re.sub(r"\[[^\]]*\]", "", text)  # ranges and subquery steps
+    names = set()
+    for m in re.finditer(r"(?<![\w.])([A-Za-z_:][\w:]*)(\s*\()?", text):
+        word, call = m.group(1), m.group(2)
+        if not call and word not in _PROMQL_WORDS and not re.fullmatch(r"\d+[smhdwy]?|e\d+", word):
+            names.add(word)
+    return names
+
+
+def test_rules_read_documented_names_and_the_exporters_families() -> None:
+    """Every series a rule reads is one the rules record, one of the exporter's families (so a
+    rename in workload_map.exporter.metrics fails here), or an input by the name OpenCost, DCGM or
+    cAdvisor documents; and every documented input is read."""
+    from workload_map.exporter.metrics import FAMILIES
+
+    groups = yaml.safe_load(RULES.read_text())["groups"]
+    rules = [r for g in groups for r in g["rules"]]
+    recorded = {r["record"] for r in rules if "record" in r}
+    read: set[str] = set()
+    for r in rules:
+        read |= metric_names(r["expr"])
+    # the alert naming renamed join labels selects its series by a __name__ regex
+    for r in rules:
+        for m in re.finditer(r'__name__=~"([^"]+)"', r["expr"]):
+            read |= set(m.group(1).split("|"))
+    exporter = {f.name for f in FAMILIES}
+    own = {n for n in read if n.startswith("wmap_")}
+    assert own <= exporter, own - exporter
+    outside = read - recorded - own
+    assert outside == set(DOCUMENTED_INPUTS), outside ^ set(DOCUMENTED_INPUTS)
+    assert {"wmap_pod_workload_info", "wmap_workload_resource_requests"} <= own
+
+
+def test_metric_names_of_an_expression() -> None:
+    """The extraction above, on a join with every construct the rules use (it can fail)."""
+    expr = (
+        'sum by (namespace, pod) (max by (node) (node_gpu_hourly_cost{node!=""}) * on (node) group_left ()'
+        " rate(container_cpu_usage_seconds_total[5m:1m]) / 1024 ^ 3) unless on (namespace, pod)"
+        ' label_replace(wmap_pod_workload_info, "x", "$1", "y", "(.*)") > bool 1e-9'
+    )
+    assert metric_names(expr) == {
+        "node_gpu_hourly_cost",
+        "container_cpu_usage_seconds_total",
+        "wmap_pod_workload_info",
+    }

@@ -19,6 +19,7 @@ CONSUMER_BASE = {
     "resolve",
     "catalog",
     "cluster",
+    "cost",
     "quarantine",
     "definitions_source",
     "runtime",
@@ -38,19 +39,23 @@ ALLOWED: dict[str, set[str]] = {
     "lint": {"expr", "model", "kube"},
     "catalog": {"model", "kube"},
     "cluster": {"model", "kube"},
+    "cost": set(),
     "quarantine": set(),
     "definitions_source": {"model", "kube", "catalog"},
     "type_words": {"model", "definitions_source"},
-    "views": {"model", "kube", "resolve", "definitions_source"},
+    "views": {"model", "kube", "resolve", "definitions_source", "cost"},
     "live": {"model", "kube", "resolve", "views", "definitions_source"},
     "cases": {"model", "kube", "resolve"},
     "generate": {"model", "kube", "lint", "resolve"},
+    "interpret": {"expr", "model", "kube", "resolve", "definitions_source", "views"},
     "runtime": {"cluster", "kube"},
     # consumers: none imports another consumer (the CLI starts them all)
-    "operator": CONSUMER_BASE | {"crd"},
+    "operator": CONSUMER_BASE | {"crd", "interpret"},
     "exporter": CONSUMER_BASE,
     "server": CONSUMER_BASE | VIEWS,
-    "cli": CONSUMER_BASE | VIEWS | {"crd", "lint", "cases", "generate", "operator", "exporter", "server"},
+    "cli": CONSUMER_BASE
+    | VIEWS
+    | {"crd", "lint", "cases", "generate", "operator", "exporter", "server", "interpret"},
 }
 
 

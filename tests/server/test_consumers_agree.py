@@ -164,7 +164,7 @@ def api(make_app: AppFactory) -> TestClient:
 def exporter(cluster: TestCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExporterProcess]:
     proc = start_exporter(cluster, tmp_path_factory.mktemp("agree"))
     try:
-        proc.wait_ready()
+        proc.wait_ready(timeout=180)  # lists every catalog kind first: slow on a loaded machine
         yield proc
     finally:
         proc.stop()

@@ -6,7 +6,8 @@ discovery, merged definitions, type resolution).
 Import discipline: only click and light modules at import time (``wmap --help`` must not import
 pydantic, yaml or httpx); everything heavy is imported inside functions.
 
-Config (upstream-spec 5.1): a YAML file whose one key is ``output``. Location: ``--config`` >
+Config (upstream-spec 5.1): a YAML file with the keys ``output`` and (ours) ``prometheus``, the
+cost source of ``get``/``describe`` (cli/cost.py). Location: ``--config`` >
 ``$WMAP_CONFIG`` > ``$KARTA_CONFIG`` > ``~/.config/wmap/config.yaml`` > ``~/.karta/config.yaml``
 (a missing default file is ignored; a missing explicit one is an error). Output: ``table`` <
 config file < ``$WMAP_OUTPUT`` (or ``$KARTA_OUTPUT``) < ``-o``. A ``wide`` default from config or
@@ -41,6 +42,8 @@ ALL_FORMATS = ("table", "wide", "json", "yaml")
 CONFIG_ENVS = ("WMAP_CONFIG", "KARTA_CONFIG")
 OUTPUT_ENVS = ("WMAP_OUTPUT", "KARTA_OUTPUT")
 DEFAULT_CONFIGS = ("~/.config/wmap/config.yaml", "~/.karta/config.yaml")
+#: The config file's keys: ``output`` (upstream's) and ``prometheus`` (cli/cost.py).
+CONFIG_KEYS = ("output", "prometheus")
 
 NO_DEFINITIONS = "no Karta definitions available (catalog empty and no cluster definitions)"
 
@@ -305,10 +308,11 @@ def read_config(state: State) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise CommandError(f"config file {path}: expected a mapping with the key output", exit_codes.USAGE)
-    unknown = sorted(str(k) for k in data if k != "output")
+    unknown = sorted(str(k) for k in data if k not in CONFIG_KEYS)
     if unknown:
         raise CommandError(
-            f'config file {path}: unknown key(s) {", ".join(unknown)} (the only key is "output")',
+            f"config file {path}: unknown key(s) {', '.join(unknown)} "
+            '(the keys are "output" and "prometheus")',
             exit_codes.USAGE,
         )
     out = data.get("output")

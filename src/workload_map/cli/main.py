@@ -84,6 +84,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "suspend": ("workload_map.cli.commands.suspend", "Suspend workloads through their definition."),
     "resume": ("workload_map.cli.commands.resume", "Resume workloads through their definition."),
     "policy": ("workload_map.cli.commands.policy", "Preview WorkloadPolicy changes on manifests."),
+    "interpret": (
+        "workload_map.cli.commands.interpret",
+        "Answer a Karmada interpreter operation for a manifest (offline).",
+    ),
+    "karmada": (
+        "workload_map.cli.commands.karmada",
+        "Karmada resource interpreter: webhook and its configuration.",
+    ),
+    "export": (
+        "workload_map.cli.commands.export",
+        "Compile definitions for another engine (karmada, argocd).",
+    ),
 }
 
 
@@ -103,6 +115,9 @@ class State:
     definitions: list[str] = field(default_factory=list)
     #: ``-o`` as given (``None``: config file, environment or ``table`` decide).
     output: str | None = None
+    #: ``--prometheus`` and ``--cost-window`` as given (cli/cost.py; ``None``: not given).
+    prometheus: str | None = None
+    cost_window: str | None = None
     #: ``--validate``: how unknown fields and repeated keys of definition files are reported
     #: (``strict`` errors, ``warn`` warnings, ``ignore`` dropped), as kubectl's flag.
     field_validation: FieldValidation = "strict"

@@ -5,10 +5,13 @@
   admission ``warnings``), the immutable root GVK, the protected index labels, and the one Karta per
   GVK rule through an atomic claim (:mod:`.claims`).
 - ``POST /mutate-karta`` (CREATE): stamps the index labels with a JSONPatch.
+- ``POST /interpret-karmada``: Karmada's resource interpreter (``ResourceInterpreterContext``,
+  :mod:`workload_map.interpret`), when an interpreter is given (``wmap karmada webhook``).
 - ``GET /healthz`` and ``/readyz``.
 
 Every replica serves webhooks; only the leader reconciles. A request body is limited to
-``MAX_BODY`` bytes and is handled on its own thread.
+``MAX_BODY`` bytes (``MAX_INTERPRET_BODY`` for Karmada's requests, which carry the statuses of
+every member cluster) and is handled on its own thread.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from workload_map.interpret import INTERPRET_PATH, refuse
 from workload_map.model._jq import OBJECT_COMPILE_SECONDS
 from workload_map.model.findings import ERROR
 from workload_map.model.loader import load_definitions_text
@@ -48,11 +52,14 @@ log = logging.getLogger(__name__)
 WEBHOOK_PATHS = (VALIDATE_PATH, MUTATE_PATH, VALIDATE_POLICY_PATH, MUTATE_WORKLOAD_PATH)
 
 MAX_BODY = 8 * 1024 * 1024
+MAX_INTERPRET_BODY = 16 * 1024 * 1024
 #: Warnings longer than this are cut (the API server may truncate them anyway).
 MAX_WARNING = 240
 MAX_WARNINGS = 20
 
 Obj = dict[str, Any]
+#: A decoded ResourceInterpreterContext -> the one to answer (:func:`workload_map.interpret.review`).
+Interpreter = Callable[[Any], Obj]
 
 
 def definition_findings(obj: Mapping[str, Any]) -> tuple[list[str], list[str]]:
@@ -255,6 +262,9 @@ def malformed_review(message: str) -> Obj:
 
 class _Handler(BoundedRequestHandler):
     server: _Server
+    # The head and the body go out in two writes on a kept-alive connection: without TCP_NODELAY
+    # the second waits for the client's delayed ACK (~40 ms per request).
+    disable_nagle_algorithm = True
 
     def _send(self, code: int, body: bytes, content_type: str = "application/json") -> None:
         self.send_response(code)
@@ -275,6 +285,9 @@ class _Handler(BoundedRequestHandler):
 
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0]
+        if path == INTERPRET_PATH and self.server.interpreter is not None:
+            self._interpret(self.server.interpreter)
+            return
         if path not in WEBHOOK_PATHS or self.server.admission is None:
             self._send(404, b"not found", "text/plain")
             return
@@ -297,6 +310,24 @@ class _Handler(BoundedRequestHandler):
         # A parsed body always gets an AdmissionReview (a malformed one: a denial saying why).
         self._send(200, orjson.dumps(self.server.admission.review(path, review)))
 
+    def _interpret(self, interpreter: Interpreter) -> None:
+        length = self.content_length()
+        if length is None or length == 0 or length > MAX_INTERPRET_BODY:
+            self.close_connection = True
+            too_big = length is not None and length > MAX_INTERPRET_BODY
+            message = f"body larger than {MAX_INTERPRET_BODY} bytes" if too_big else "no valid Content-Length"
+            self._send(413 if too_big else 400, orjson.dumps(refuse("", f"wmap interpreter: {message}", 400)))
+            return
+        body = self.read_body(length)
+        if body is None:
+            return
+        try:
+            context = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            self._send(400, orjson.dumps(refuse("", f"wmap interpreter: the body is not JSON: {exc}", 400)))
+            return
+        self._send(200, orjson.dumps(interpreter(context)))
+
 
 class _Server(BoundedHTTPServer):
     def __init__(
@@ -305,8 +336,10 @@ class _Server(BoundedHTTPServer):
         admission: AdmissionHandler | None,
         ready: Callable[[], bool],
         ssl_context: ssl.SSLContext | None,
+        interpreter: Interpreter | None = None,
     ) -> None:
         self.admission = admission
+        self.interpreter = interpreter
         self.ready = ready
         super().__init__(
             address, _Handler, limits=ServerLimits(workers=32, backlog=128), ssl_context=ssl_context
@@ -324,10 +357,12 @@ class HTTPServerThread(ServerThread):
         cert: Path | None = None,
         key: Path | None = None,
         ready: Callable[[], bool] = lambda: True,
+        interpreter: Interpreter | None = None,
     ) -> None:
         context = None
         if cert is not None and key is not None:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             context.minimum_version = ssl.TLSVersion.TLSv1_2
             context.load_cert_chain(str(cert), str(key))
-        super().__init__(_Server(parse_listen(listen), admission, ready, context), f"http:{listen}")
+        server = _Server(parse_listen(listen), admission, ready, context, interpreter)
+        super().__init__(server, f"http:{listen}")

@@ -27,7 +27,7 @@ from workload_map.resolve.compiled import (
     compile_definition,
 )
 from workload_map.resolve.quantity import QuantityError, parse_quantity
-from workload_map.resolve.resolver import load_object, resolve, resolve_many
+from workload_map.resolve.resolver import load_object, resolve, resolve_many, resolve_status
 from workload_map.resolve.resources import ResourceTotals
 from workload_map.resolve.tree import build_tree, scope_children
 from workload_map.resolve.types import (
@@ -66,6 +66,7 @@ __all__ = [
     "parse_quantity",
     "resolve",
     "resolve_many",
+    "resolve_status",
     "scope_children",
 ]
 

@@ -41,6 +41,21 @@ class InstanceNeeds:
     node_selector: Mapping[str, Any] | None
     affinity: Mapping[str, Any] | None
     tolerations: tuple[Any, ...] | None
+    #: The pod's ``priorityClassName`` (from the pod spec, or a fragmented ``priorityClassNamePath``).
+    priority_class_name: str | None = None
+    #: Whether the object holds this instance's pod spec at all (an optional role the object does
+    #: not declare, e.g. a PyTorchJob without ``Master``, is not declared).
+    declared: bool = True
+
+    @property
+    def hard_node_affinity(self) -> Mapping[str, Any] | None:
+        """``affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`` (the node
+        selector the scheduler must satisfy), or None."""
+        node_affinity = (self.affinity or {}).get("nodeAffinity")
+        if not isinstance(node_affinity, Mapping):
+            return None
+        required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+        return required if isinstance(required, Mapping) else None
 
     @property
     def desired_total(self) -> ResourceTotals:
@@ -62,6 +77,8 @@ class InstanceNeeds:
             "nodeSelector": None if self.node_selector is None else dict(self.node_selector),
             "affinity": None if self.affinity is None else dict(self.affinity),
             "tolerations": None if self.tolerations is None else list(self.tolerations),
+            "priorityClassName": self.priority_class_name,
+            "declared": self.declared,
         }
 
 
@@ -130,18 +147,24 @@ class PlacementNeeds:
         }
 
 
-def _scheduling_fields(
-    inst: Instance,
-) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None, tuple[Any, ...] | None]:
+_SchedulingFields = tuple[
+    Mapping[str, Any] | None, Mapping[str, Any] | None, tuple[Any, ...] | None, str | None
+]
+
+
+def _scheduling_fields(inst: Instance) -> _SchedulingFields:
+    """(nodeSelector, affinity, tolerations, priorityClassName) of one instance's pods."""
     spec = inst.spec.effective_pod_spec
     if spec is not None:
         ns = spec.get("nodeSelector")
         aff = spec.get("affinity")
         tol = spec.get("tolerations")
+        pcn = spec.get("priorityClassName")
         return (
             ns if isinstance(ns, dict) else None,
             aff if isinstance(aff, dict) else None,
             tuple(tol) if isinstance(tol, list) else None,
+            pcn if isinstance(pcn, str) and pcn else None,
         )
     frag = inst.spec.fragmented
     if frag is not None:
@@ -150,8 +173,15 @@ def _scheduling_fields(
             affinity["nodeAffinity"] = dict(frag.node_affinity)
         if frag.pod_affinity:
             affinity["podAffinity"] = dict(frag.pod_affinity)
-        return None, affinity or None, None
-    return None, None, None
+        return None, affinity or None, None, frag.priority_class_name or None
+    return None, None, None, None
+
+
+def _declared(inst: Instance) -> bool:
+    spec = inst.spec
+    if spec.pod_template is not None or spec.pod_spec is not None:
+        return True
+    return spec.fragmented is not None and bool(spec.fragmented.to_dict())
 
 
 def _pod_resources(w: Workload) -> PodResources:
@@ -200,30 +230,48 @@ def _gangs(s: StructureSummary, w: Workload, obj: Mapping[str, Any]) -> list[Gan
     return out
 
 
-def placement_needs(definition: Definition, obj: Mapping[str, Any]) -> PlacementNeeds:
-    """What the workload ``obj`` needs from a cluster, from the manifest alone (see module doc).
-    Raises only :class:`~workload_map.errors.WorkloadMapError` subclasses."""
-    cd = as_compiled(definition)
-    w = resolve(cd, obj)
+def instance_needs(w: Workload) -> tuple[InstanceNeeds, ...]:
+    """Per instance of every component with a pod definition (declaration order), what one pod
+    needs and how many pods there are: the one place both ``requirements --fit`` and the Karmada
+    interpreter read component requirements from."""
     instances: list[InstanceNeeds] = []
     for comp in w.components.values():
         if not comp.has_pod_definition:
             continue
         for inst in comp.instances:
-            ns, aff, tol = _scheduling_fields(inst)
+            ns, aff, tol, pcn = _scheduling_fields(inst)
             desired = inst.scale.desired
             minimum = inst.scale.min_replicas if inst.scale.min_replicas is not None else desired
             instances.append(
-                InstanceNeeds(comp.name, inst.id, desired, minimum, inst.pod_resources, ns, aff, tol)
+                InstanceNeeds(
+                    comp.name,
+                    inst.id,
+                    desired,
+                    minimum,
+                    inst.pod_resources,
+                    ns,
+                    aff,
+                    tol,
+                    pcn,
+                    _declared(inst),
+                )
             )
+    return tuple(instances)
+
+
+def placement_needs(definition: Definition, obj: Mapping[str, Any]) -> PlacementNeeds:
+    """What the workload ``obj`` needs from a cluster, from the manifest alone (see module doc).
+    Raises only :class:`~workload_map.errors.WorkloadMapError` subclasses."""
+    cd = as_compiled(definition)
+    w = resolve(cd, obj)
     s = StructureSummary.of(cd)
     return PlacementNeeds(
         definition=cd.name,
         name=w.name,
         namespace=w.namespace,
-        instances=tuple(instances),
+        instances=instance_needs(w),
         gangs=tuple(_gangs(s, w, obj)),
     )
 
 
-__all__ = ["GangNeeds", "InstanceNeeds", "PlacementNeeds", "placement_needs"]
+__all__ = ["GangNeeds", "InstanceNeeds", "PlacementNeeds", "instance_needs", "placement_needs"]

@@ -148,6 +148,45 @@ def to_units(nanos: int) -> int:
     return _ceil_div(nanos, NANO)
 
 
+# --- canonical text (Quantity.String) of integral quantities ---------------------------------
+
+_DECIMAL_SUFFIXES = ("", "k", "M", "G", "T", "P", "E")
+_BINARY_SUFFIXES = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+
+
+def format_decimal(n: int) -> str:
+    """An integer as Kubernetes prints a ``DecimalSI`` quantity: the largest power-of-1000 suffix
+    that keeps the mantissa an integer (``1500`` -> ``1500``, ``2000`` -> ``2k``)."""
+    if n == 0:
+        return "0"
+    exponent = 0
+    while n % 1000 == 0 and exponent < len(_DECIMAL_SUFFIXES) - 1:
+        n //= 1000
+        exponent += 1
+    return f"{n}{_DECIMAL_SUFFIXES[exponent]}"
+
+
+def format_binary(n: int) -> str:
+    """An integer as Kubernetes prints a ``BinarySI`` quantity: below 1024 in magnitude as
+    ``DecimalSI``, else the largest power-of-1024 suffix with an integer mantissa
+    (``1073741824`` -> ``1Gi``, ``1000000000`` -> ``1000000000``)."""
+    if -1024 < n < 1024:
+        return format_decimal(n)
+    exponent = 0
+    while n % 1024 == 0 and exponent < len(_BINARY_SUFFIXES) - 1:
+        n //= 1024
+        exponent += 1
+    return f"{n}{_BINARY_SUFFIXES[exponent]}"
+
+
+def format_millis(millis: int) -> str:
+    """Milli-units as Kubernetes prints ``NewMilliQuantity(millis, DecimalSI)``: ``1500m``,
+    ``2`` for 2000."""
+    if millis % 1000 == 0:
+        return format_decimal(millis // 1000)
+    return f"{millis}m"
+
+
 # --- quantities as text (what `kubectl get` prints and what objects carry) ------------------------
 
 _BINARY_UNITS = (

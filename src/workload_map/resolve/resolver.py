@@ -26,7 +26,14 @@ from workload_map.resolve.resources import (
 )
 from workload_map.resolve.status import evaluate_status
 from workload_map.resolve.tree import scope_children
-from workload_map.resolve.types import UNDEFINED_STATUS, Component, ExtractedSpec, Instance, Workload
+from workload_map.resolve.types import (
+    UNDEFINED_STATUS,
+    Component,
+    ExtractedSpec,
+    Instance,
+    Workload,
+    WorkloadStatus,
+)
 
 WorkloadObject = Mapping[str, Any] | str | bytes | bytearray | memoryview
 
@@ -77,6 +84,23 @@ def resolve(definition: Karta | CompiledDefinition, obj: WorkloadObject) -> Work
         raise ResolveError(
             f'karta "{compiled.name}": unexpected {type(exc).__name__} while resolving: {exc}'
         ) from exc
+
+
+def resolve_status(definition: Karta | CompiledDefinition, obj: WorkloadObject) -> WorkloadStatus:
+    """The workload's status alone (its root component's phases, phase and conditions), without
+    resolving its structure: what health checks need, even for an object whose pod specs or
+    replica counts do not resolve. Raises like :func:`resolve`."""
+    compiled = as_compiled(definition)
+    data = load_object(obj)
+    try:
+        status = evaluate_status(compiled.root, compiled.name, data)
+    except WorkloadMapError:
+        raise
+    except Exception as exc:  # a bug must still surface as one of ours, with context
+        raise ResolveError(
+            f'karta "{compiled.name}": unexpected {type(exc).__name__} while resolving the status: {exc}'
+        ) from exc
+    return status if status is not None else UNDEFINED_STATUS
 
 
 def resolve_many(definition: Karta | CompiledDefinition, objects: list[WorkloadObject]) -> list[Workload]:

@@ -26,7 +26,16 @@ from types import MappingProxyType
 from typing import Any
 
 from workload_map.resolve._fast import build
-from workload_map.resolve.quantity import NANO, parse_quantity, saturate, to_millis, to_units
+from workload_map.resolve.quantity import (
+    NANO,
+    format_binary,
+    format_decimal,
+    format_millis,
+    parse_quantity,
+    saturate,
+    to_millis,
+    to_units,
+)
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -34,6 +43,9 @@ MEMORY = "memory"
 # (``nvidia.com/mig-<profile>``) are *not* whole GPUs; they are reported under ``extended`` only.
 GPU_RESOURCES: tuple[str, ...] = ("nvidia.com/gpu", "amd.com/gpu")
 POD_LEVEL_RESOURCES: tuple[str, ...] = (CPU, MEMORY)
+#: Resources Kubernetes (and Karmada's ``ResourceList``) print in binary units, besides memory.
+BINARY_RESOURCES: tuple[str, ...] = ("ephemeral-storage",)
+HUGEPAGES_PREFIX = "hugepages-"
 
 _EMPTY: Mapping[str, int] = MappingProxyType({})
 
@@ -86,6 +98,23 @@ class ResourceTotals:
             },
         )
 
+    def to_resource_list(self) -> dict[str, str]:
+        """A Kubernetes ``ResourceList`` (resource name -> quantity text) of the positive amounts,
+        in Karmada's formats (``Resource.ResourceList``): ``cpu`` in milli-units, ``memory``,
+        ``ephemeral-storage`` and ``hugepages-*`` binary, every other resource decimal; ``cpu``,
+        ``memory``, then the others by name. DRA claims are not resources and are left out."""
+        out: dict[str, str] = {}
+        if self.cpu_millis > 0:
+            out[CPU] = format_millis(saturate(self.cpu_millis))
+        if self.memory_bytes > 0:
+            out[MEMORY] = format_binary(saturate(self.memory_bytes))
+        for name in sorted(self.extended):
+            value = self.extended[name]
+            if value > 0 and name not in out:
+                binary = name in BINARY_RESOURCES or name.startswith(HUGEPAGES_PREFIX)
+                out[name] = format_binary(saturate(value)) if binary else format_decimal(saturate(value))
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """Machine form; numbers saturate at int64 (JSON consumers hold 64-bit integers)."""
         return {
@@ -129,6 +158,32 @@ def sum_totals(items: Iterable[ResourceTotals]) -> ResourceTotals:
                     claims[k] = claims.get(k, 0) + v
     if count <= 1:
         return last
+    return build(
+        ResourceTotals,
+        {
+            "cpu_millis": cpu,
+            "memory_bytes": memory,
+            "gpus": gpus,
+            "extended": MappingProxyType(extended) if extended else _EMPTY,
+            "claims": MappingProxyType(claims) if claims else _EMPTY,
+        },
+    )
+
+
+def max_totals(items: Iterable[ResourceTotals]) -> ResourceTotals:
+    """Per resource, the largest of ``items`` (what one replica must fit when any of several
+    pod shapes may land on it); DRA claims too."""
+    cpu = memory = gpus = 0
+    extended: dict[str, int] = {}
+    claims: dict[str, int] = {}
+    for item in items:
+        cpu = max(cpu, item.cpu_millis)
+        memory = max(memory, item.memory_bytes)
+        gpus = max(gpus, item.gpus)
+        _max_into(extended, item.extended)
+        _max_into(claims, item.claims)
+    if not (cpu or memory or gpus or extended or claims):
+        return EMPTY_TOTALS
     return build(
         ResourceTotals,
         {

@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from starlette.applications import Starlette
@@ -26,7 +26,7 @@ from starlette.staticfiles import StaticFiles
 from workload_map.errors import ClusterError, NotFoundError, WorkloadMapError
 from workload_map.kube.objects import KARTA_GROUP, KARTA_PLURAL, api_path
 from workload_map.kube.owners import OwnerLookup
-from workload_map.server.auth import AccessReviewer, Authenticator, User
+from workload_map.server.auth import AccessReviewer, Authenticator, User, _TTLCache
 from workload_map.server.errors import HttpError, error_body, from_cluster_error
 from workload_map.server.limits import BodyLimit, Limits, read_body
 from workload_map.server.local import LoopbackOnly
@@ -44,6 +44,9 @@ from workload_map.server.workloads import (
     visible,
 )
 from workload_map.views.filters import UnknownPhaseError, parse_phases
+
+if TYPE_CHECKING:
+    from workload_map.cost import PrometheusClient, PrometheusSettings
 
 __all__ = ["ServerSettings", "create_app"]
 
@@ -66,6 +69,11 @@ class ServerSettings:
     #: ``--local``: who a request without a token is (the server's own kubeconfig user,
     #: server/local.py); ``None`` otherwise
     local_user: User | None = None
+    #: ``--prometheus``: where a workload's GPU-hours and cost come from (``.../cost``); ``None``: off
+    prometheus: PrometheusSettings | None = None
+    #: A workload's cost is asked of Prometheus at most once per this many seconds (the workload
+    #: page reloads on every change of its pods).
+    cost_ttl: float = 30.0
 
 
 class JSON(Response):
@@ -167,6 +175,8 @@ MAX_NAMESPACES = 2000
 MAX_NODE_PODS = 500
 #: Objects of one other type read generically at most.
 MAX_GENERIC = 5000
+#: Workloads whose cost is remembered (``cost_ttl``) at most.
+MAX_COSTS_CACHED = 1000
 
 
 class Api:
@@ -175,6 +185,12 @@ class Api:
         self.settings = settings
         self.authn = Authenticator(state.client, token_ttl=settings.token_ttl)
         self.authz = AccessReviewer(state.client, ttl=settings.access_ttl)
+        self.prometheus: PrometheusClient | None = (
+            settings.prometheus.client() if settings.prometheus is not None else None
+        )
+        self.costs: _TTLCache[tuple[str, str, str, str], dict[str, Any]] = _TTLCache(
+            MAX_COSTS_CACHED, time.monotonic
+        )
 
     # helpers
     def user(self, request: Request) -> User:
@@ -363,6 +379,28 @@ class Api:
         out["ageSeconds"] = age_seconds(view.view.created_at)
         out["resourceVersion"] = meta.get("resourceVersion")
         return JSON(out)
+
+    def get_cost(self, request: Request) -> JSON:
+        """The workload's GPU-hours, cost, idle GPU cost and the PromQL behind each (the page's
+        Cost section): ``{"configured": false}`` without ``--prometheus``; a Prometheus that is
+        down or slow gives ``error`` and ``warnings``, never an error status."""
+        from workload_map.cost import WorkloadRef, fetch_costs
+
+        user = self.user(request)
+        ns, t, name = self._workload_params(request)
+        res = t.resource
+        self.authz.require(user, "get", group=res.group, resource=res.name, namespace=ns, name=name)
+        settings = self.settings.prometheus
+        if settings is None or self.prometheus is None:
+            return JSON({"configured": False})
+        ref = WorkloadRef(ns, res.group, res.kind, name)
+        key = (ref.namespace, ref.group, ref.kind, ref.name)
+        body = self.costs.get(key)
+        if body is None:
+            report = fetch_costs(settings, [ref], detail=True, client=self.prometheus)
+            body = {"configured": True, **report.costs[ref].to_dict(), "warnings": report.warnings}
+            self.costs.put(key, body, self.settings.cost_ttl)
+        return JSON(body)
 
     def get_manifest(self, request: Request) -> JSON:
         """The workload object as the API server returns it, without ``managedFields`` (the UI's
@@ -997,6 +1035,8 @@ def create_app(state: ClusterState, settings: ServerSettings | None = None) -> S
         Route(wl, _wrap(api.get_workload), methods=["GET"]),
         Route(wl + "/manifest", _wrap(api.get_manifest), methods=["GET"]),
         Route(cwl + "/manifest", _wrap(api.get_manifest), methods=["GET"]),
+        Route(wl + "/cost", _wrap(api.get_cost), methods=["GET"]),
+        Route(cwl + "/cost", _wrap(api.get_cost), methods=["GET"]),
         Route("/api/v1/namespaces", _wrap(api.list_namespaces), methods=["GET"]),
         Route("/api/v1/other-types", _wrap(api.other_types), methods=["GET"]),
         Route("/api/v1/generic/{resource}", _wrap(api.generic_workloads), methods=["GET"]),
@@ -1026,6 +1066,8 @@ def create_app(state: ClusterState, settings: ServerSettings | None = None) -> S
             yield
         finally:
             await asyncio.get_running_loop().run_in_executor(None, state.close)
+            if api.prometheus is not None:
+                api.prometheus.close()
 
     app = Starlette(
         routes=routes,

@@ -67,14 +67,17 @@ def _view_schemas() -> dict[str, Schema]:
     out: dict[str, Schema] = {}
     defs = view["$defs"]
     out["Resources"] = _rewrite_refs(defs["resources"], "")
+    out["WorkloadCost"] = _rewrite_refs(defs["cost"], "")
     row = _rewrite_refs(copy.deepcopy(defs["view"]), "")
     row["properties"]["resources"] = _ref("Resources")
+    row["properties"]["cost"] = _ref("WorkloadCost")
     out["WorkloadView"] = row
     ddefs = describe["$defs"]
     out["DescribePod"] = _rewrite_refs(ddefs["pod"], "Describe")
     out["DescribeComponent"] = _rewrite_refs(ddefs["component"], "Describe")
     body = {k: v for k, v in describe.items() if k not in ("$schema", "$id", "$defs", "title")}
     body = _rewrite_refs(body, "Describe")
+    body["properties"]["cost"] = _ref("WorkloadCost")
     out["DescribeResources"] = _ref("Resources")
     out["DescribeView"] = body
     return out
@@ -374,6 +377,23 @@ def _schemas() -> dict[str, Schema]:
         },
         "additionalProperties": True,
     }
+    s["WorkloadCostAnswer"] = {
+        "type": "object",
+        "description": "A workload's cost (WorkloadCost's fields) when the server runs with --prometheus, "
+        'else {"configured": false}. A Prometheus that is down, slow or without the cost recording rules '
+        "gives null numbers with error and warnings, never an error status. Answers are reused for "
+        "30 s per workload.",
+        "required": ["configured"],
+        "properties": {
+            "configured": {
+                "type": "boolean",
+                "description": "Whether the server has a Prometheus (--prometheus).",
+            },
+            **copy.deepcopy(s["WorkloadCost"]["properties"]),
+            "warnings": {"type": "array", "items": {"type": "string"}},
+        },
+        "additionalProperties": True,
+    }
     s["Namespaces"] = {
         "type": "object",
         "required": ["items", "source"],
@@ -599,6 +619,24 @@ def _scale_op(*, cluster: bool = False) -> Schema:
     )
 
 
+def _cost(*, cluster: bool = False) -> Schema:
+    return {
+        "parameters": _CLUSTER_WL_PARAMS if cluster else _WL_PARAMS,
+        "get": {
+            "operationId": f"get{'ClusterScoped' if cluster else ''}WorkloadCost",
+            "tags": ["workloads"],
+            "summary": "GPU-hours, cost and idle GPU cost of a workload, with the PromQL behind each",
+            "description": "Read from the cost recording rules of deploy/prometheus/wmap-rules.yaml in the "
+            "Prometheus given to wmap serve --prometheus (docs/metrics.md). Authorised as SAR get on the "
+            "workload's resource.",
+            "responses": _responses(
+                {"200": _ok("WorkloadCostAnswer")},
+                ("404", "No definition covers the type."),
+            ),
+        },
+    }
+
+
 def _paths() -> dict[str, Schema]:
     public: list[Schema] = []
     return {
@@ -768,6 +806,7 @@ def _paths() -> dict[str, Schema]:
                 ),
             },
         },
+        "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/cost": _cost(),
         "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/suspend": _action("suspend"),
         "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/resume": _action("resume"),
         "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/edits": _edits_op(),
@@ -784,6 +823,7 @@ def _paths() -> dict[str, Schema]:
                 ),
             },
         },
+        "/api/v1/workloads/{type}/{name}/cost": _cost(cluster=True),
         "/api/v1/workloads/{type}/{name}/suspend": _action("suspend", cluster=True),
         "/api/v1/workloads/{type}/{name}/resume": _action("resume", cluster=True),
         "/api/v1/workloads/{type}/{name}/edits": _edits_op(cluster=True),

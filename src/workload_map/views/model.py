@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from workload_map.resolve.quantity import saturate
 
 if TYPE_CHECKING:
+    from workload_map.cost import WorkloadCost
     from workload_map.kube.podstatus import ContainerState
     from workload_map.resolve.pods import PodAttribution, PodInfo
     from workload_map.resolve.resources import ResourceTotals
@@ -145,6 +146,8 @@ class WorkloadView:
     error: str | None = None
     #: The workload object's labels (``--show-labels``, ``-L``).
     labels: tuple[tuple[str, str], ...] = ()
+    #: GPU-hours and cost from Prometheus, when a Prometheus URL is configured (workload_map.cost).
+    cost: WorkloadCost | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -165,6 +168,8 @@ class WorkloadView:
             out["pods"] = {"ready": self.pods_ready or 0, "total": self.pods_total}
         if self.error is not None:
             out["error"] = self.error
+        if self.cost is not None:
+            out["cost"] = self.cost.to_dict()
         return out
 
 

@@ -2,7 +2,9 @@
 
 Columns: ``[NAMESPACE]  NAME  [TYPE]  PHASE  COMPONENTS  GPU  AGE``, NAMESPACE first and only
 across namespaces (``-A``), as kubectl prints it; ``-o wide`` adds ``READY``
-(ready/total pods, from one pod list per namespace), ``CPU``, ``MEMORY`` and ``ORIGIN``. TYPE
+(ready/total pods, from one pod list per namespace), ``CPU``, ``MEMORY`` and ``ORIGIN``. With a
+Prometheus configured (``cost_window`` given), ``GPU-HOURS(<window>)`` and ``COST(<window>)``
+follow GPU, and ``-o wide`` adds ``COST/H`` (views.cost). TYPE
 appears with ``--all-types`` (the Kind, ``Kind.group`` when the Kind is covered in several
 groups). COMPONENTS lists pod-bearing components (or instances) as ``name:desired``, or
 ``name:ready/desired`` when pods were listed, at most :data:`MAX_COMPONENTS` then ``+N``.
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
+from workload_map.views.cost import cost_cells, cost_headers
 from workload_map.views.format import age, columns, cpu_text, memory_text
 from workload_map.views.model import WorkloadView
 
@@ -41,6 +44,7 @@ def table_rows(
     show_namespace: bool = False,
     label_columns: Sequence[str] = (),
     show_labels: bool = False,
+    cost_window: str | None = None,
 ) -> list[list[str]]:
     header = ["NAMESPACE", "NAME"] if show_namespace else ["NAME"]
     if show_type:
@@ -49,6 +53,8 @@ def table_rows(
     if wide:
         header.append("READY")
     header.append("GPU")
+    if cost_window is not None:
+        header += cost_headers(cost_window, wide)
     if wide:
         header += ["CPU", "MEMORY"]
     header.append("AGE")
@@ -68,6 +74,8 @@ def table_rows(
         if wide:
             row.append("<unknown>" if v.pods_total is None else f"{v.pods_ready or 0}/{v.pods_total}")
         row.append(str(v.resources.gpus))
+        if cost_window is not None:
+            row += cost_cells(v.cost, wide)
         if wide:
             row += [cpu_text(v.resources.cpu_millis), memory_text(v.resources.memory_bytes)]
         row.append(age(v.created_at, now))
@@ -92,6 +100,7 @@ def render_table(
     show_namespace: bool = False,
     label_columns: Sequence[str] = (),
     show_labels: bool = False,
+    cost_window: str | None = None,
 ) -> str:
     """The table text (with a trailing newline); ``no_headers`` leaves the header row out, and the
     column widths then come from the rows alone (kubectl's tab writer never sees the header)."""
@@ -104,5 +113,6 @@ def render_table(
         show_namespace=show_namespace,
         label_columns=label_columns,
         show_labels=show_labels,
+        cost_window=cost_window,
     )
     return "\n".join(columns(rows[1:] if no_headers else rows)) + "\n"

@@ -46,6 +46,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from workload_map.logs import escape_controls as _one_line
+from workload_map.views.cost import cost_lines
 from workload_map.views.format import age, columns, cpu_text, memory_text
 from workload_map.views.model import ComponentView, DescribeView, PodView, Resources
 
@@ -232,6 +233,7 @@ def render_describe(
     lines += why_lines(view, now)
     lines += ["", "Resources:"]
     lines += columns(resources_rows(view))
+    lines += cost_lines(v.cost)
     if view.unattributed:
         lines += ["", "Unattributed pods:"]
         urows: list[Row] = [["NAME", "PHASE", "NODE", "REASON"]]

@@ -21,6 +21,7 @@ from workload_map.cli.common import (
     split_type_name,
 )
 from workload_map.cli.completion_support import complete_type_or_name
+from workload_map.cli.cost import prometheus_options
 from workload_map.cli.errors import CommandError, NoDefinitionError, WorkloadNotFoundError
 from workload_map.cli.live import (
     echo_no_definition,
@@ -60,6 +61,7 @@ FORMATS = ("table", "json", "yaml")
     help="Read a type no definition covers generically (kstatus phase, pods from the owner chain).",
 )
 @connection_options
+@prometheus_options
 @output_option(FORMATS)
 def command(
     args: tuple[str, ...],
@@ -70,7 +72,8 @@ def command(
     generic: bool,
 ) -> None:
     """Show a workload's components (roles, instances), replicas, pods with phase and node, GPUs,
-    its phase and a resources table.
+    its phase and a resources table; with a Prometheus (--prometheus, $WMAP_PROMETHEUS_URL or the
+    config file), its GPU-hours, cost, idle GPU cost and the queries that gave them.
 
     \b
     Examples:
@@ -151,9 +154,15 @@ def _live(
         rt = session.resolve_type(token)
     except NoDefinitionError:
         if generic:
+            from workload_map.cli.cost import describe_with_cost
             from workload_map.cli.generic import generic_detail
 
-            _emit(generic_detail(session, token, name), fmt, pod_limit, component_limit)
+            _emit(
+                describe_with_cost(session.state, generic_detail(session, token, name)),
+                fmt,
+                pod_limit,
+                component_limit,
+            )
             return
         if fmt in ("json", "yaml"):
             echo_no_definition(fmt, token=token)
@@ -200,4 +209,6 @@ def _live(
     denied = sorted({r for lk in lookups for r in lk.denied_resources()})
     if denied:
         session.state.warn(messages.owners_not_readable(denied))
-    _emit(view, fmt, pod_limit, component_limit)
+    from workload_map.cli.cost import describe_with_cost
+
+    _emit(describe_with_cost(session.state, view), fmt, pod_limit, component_limit)

@@ -33,6 +33,7 @@ from workload_map.cli.common import (
     split_type_name,
 )
 from workload_map.cli.completion_support import complete_phase, complete_type_or_name
+from workload_map.cli.cost import prometheus_options
 from workload_map.cli.errors import CommandError, NoDefinitionError, WorkloadNotFoundError
 from workload_map.cli.live import echo_no_definition
 from workload_map.cli.main import State, get_state
@@ -367,6 +368,7 @@ def _print(
     bare: bool,
     table: ListOptions | None = None,
     show_namespace: bool = False,
+    cost_window: str | None = None,
 ) -> None:
     from workload_map.kube.objects import kubectl_name
     from workload_map.views.machine import dump, envelope
@@ -405,6 +407,7 @@ def _print(
             show_namespace=show_namespace,
             label_columns=opts.label_columns,
             show_labels=opts.show_labels,
+            cost_window=cost_window,
         )
         terminal.echo(text, nl=False)
 
@@ -822,6 +825,7 @@ def _watch(
     help="Add a column per label key (repeatable, comma-separated), named like kubectl's.",
 )
 @connection_options
+@prometheus_options
 @output_option(GET_FORMATS)
 def command(
     args: tuple[str, ...],
@@ -841,7 +845,9 @@ def command(
     sort_by: str,
 ) -> None:
     """List workloads of TYPE (kind, plural, short name or kind.group), or of every covered type
-    with --all-types, with their phase, components, GPUs and age. Newest first.
+    with --all-types, with their phase, components, GPUs and age. Newest first. With a Prometheus
+    (--prometheus, $WMAP_PROMETHEUS_URL or the config file), GPU-HOURS and COST over
+    --cost-window too (-o wide: COST/H; -o json: each item's cost with its queries).
 
     \b
     Examples:
@@ -849,6 +855,7 @@ def command(
       wmap get pytorchjob/llama -o json
       wmap get --all-types -A --phase Running,Degraded
       wmap get jobsets -w
+      wmap get jobsets --prometheus http://localhost:9090 --cost-window 7d
     """
     from workload_map.views.fieldpath import FieldPathError, parse
 
@@ -933,6 +940,25 @@ def _print_initial_events(rows: Sequence[Row], fmt: str, table: ListOptions, **t
         click.echo(line, nl=False)
 
 
+def _with_costs(state: State, rows: list[Row], fmt: str, watch: bool) -> tuple[list[Row], str | None]:
+    """Rows with GPU-hours and cost when a Prometheus is configured (cli/cost.py), and the window
+    the table's cost columns name; none for ``-o name``, nor with ``--watch`` (changes are not
+    priced again)."""
+    from workload_map.cli.cost import prometheus_settings, with_costs
+
+    if fmt == "name":
+        return rows, None
+    if watch:
+        if state.prometheus or state.cost_window:
+            state.warn("GPU-hours and cost are not shown with --watch")
+        return rows, None
+    settings = prometheus_settings(state)
+    if settings is None:
+        return rows, None
+    views = with_costs(state, settings, [r.view for r in rows])
+    return [replace(r, view=v) for r, v in zip(rows, views, strict=True)], settings.window
+
+
 def _run(
     session: Session,
     args: tuple[str, ...],
@@ -1008,6 +1034,7 @@ def _run(
                     )
                 ]
                 rows = [r for r in rows if not phases or phases & set(r.view.phases)]
+                rows, cost_window = _with_costs(state, rows, fmt, watch)
                 _sort(rows, table.sort_by)
                 _print(
                     rows,
@@ -1017,6 +1044,7 @@ def _run(
                     bare=False,
                     table=table,
                     show_namespace=all_namespaces,
+                    cost_window=cost_window,
                 )
                 if not rows and fmt in ("table", "wide"):
                     _empty_notice(all_namespaces, namespace)
@@ -1059,6 +1087,7 @@ def _run(
                 labels[(rt.resource.group_version, rt.resource.kind)] = rt.kind
     if with_pods:
         rows = _add_pods(session, rows, all_namespaces, namespace)
+    rows, cost_window = _with_costs(state, rows, fmt, watch)
     _sort(rows, table.sort_by)
     table_args = {
         "show_type": show_type,
@@ -1078,6 +1107,7 @@ def _run(
             bare=slash and not show_type,
             table=table,
             show_namespace=all_namespaces,
+            cost_window=cost_window,
         )
     if not rows and fmt in ("table", "wide") and not missing:
         namespaced = all(t.rt.resource is None or t.rt.resource.namespaced for t in targets)

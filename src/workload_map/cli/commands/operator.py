@@ -120,6 +120,12 @@ def _hosts_from_url(url: str | None) -> list[str]:
     metavar="CREATE[,UPDATE]",
     help="Admission operations sent to the policy webhook.",
 )
+@click.option(
+    "--karmada-interpreter/--no-karmada-interpreter",
+    default=False,
+    show_default=True,
+    help="Also serve Karmada's resource interpreter (POST /interpret-karmada) on the webhook port.",
+)
 @click.option("-v", "--verbose", count=True, help="More logging (-v info, -vv debug).")
 @click.pass_context
 def command(
@@ -148,6 +154,7 @@ def command(
     policy_failure_policy: str,
     policy_timeout: int,
     policy_operations: str,
+    karmada_interpreter: bool,
     verbose: int,
 ) -> None:
     """Run the Karta operator: reconcile Kartas (conditions Validated, CRDExists, Ready; index
@@ -209,6 +216,11 @@ def command(
     if webhook_listen:
         files = ensure_certs(cert_dir, hosts or ["localhost"]) if generate_certs else CertFiles(cert_dir)
         claims = ClaimStore(client, namespace, grace=claim_grace)
+        interpreter = None
+        if karmada_interpreter:
+            from workload_map.cli.commands.karmada import interpreter_for
+
+            interpreter = interpreter_for(session, stop)
         servers.append(
             HTTPServerThread(
                 webhook_listen,
@@ -216,6 +228,7 @@ def command(
                 cert=files.cert,
                 key=files.key,
                 ready=ready,
+                interpreter=interpreter,
             ).start()
         )
         if webhook_url or service:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from workload_map.cli.common import Session, connection_options
+from workload_map.cli.cost import prometheus_options
 from workload_map.cli.errors import CommandError
 from workload_map.cli.main import get_state
 
@@ -53,11 +54,13 @@ def _split_listen(listen: str) -> tuple[str, int]:
 )
 @click.option("--log-level", default="info", show_default=True, help="debug, info, warning or error.")
 @connection_options
+@prometheus_options
 def command(
     listen: str, tls_cert: str | None, tls_key: str | None, enable_writes: bool, local: bool, log_level: str
 ) -> None:
     """Serve /api/v1 (workload types, workloads, suspend/resume, pod groups, placement, live
-    events), /healthz, /readyz and /openapi.json. Every /api request needs
+    events, and with --prometheus each workload's GPU-hours and cost), /healthz, /readyz and
+    /openapi.json. Every /api request needs
     "Authorization: Bearer <token>"; the token is checked with a TokenReview and each action
     with a SubjectAccessReview as that user. With --local, requests from this machine without a
     token act as the kubeconfig user (checked with SelfSubjectAccessReviews).
@@ -103,19 +106,23 @@ def command(
 
         # A bad file stops here, with its name, before anything listens.
         local_entries(local_paths, field_validation=cli_state.field_validation)
+    from workload_map.cli.cost import prometheus_settings
+
+    prometheus = prometheus_settings(cli_state)  # a bad URL or window stops here, before listening
     session = Session(cli_state)
     config = session.cluster_config()
     local_user = _local_user(config) if local else None
     listener = _bind(host, port)
     configure_logging(level)
     state = ClusterState(config, local_paths=local_paths, field_validation=cli_state.field_validation)
-    settings = ServerSettings(enable_writes=enable_writes, local_user=local_user)
+    settings = ServerSettings(enable_writes=enable_writes, local_user=local_user, prometheus=prometheus)
     app = create_app(state, settings)
     click.echo(
         f"wmap serve: listening on {'https' if tls_cert else 'http'}://{host}:{listener.getsockname()[1]} "
         f"(API server {config.server}; writes {'enabled' if enable_writes else 'disabled'}"
         + (f"; local: requests without a token act as {local_user.username}" if local_user else "")
         + (f"; definitions from {', '.join(local_paths)}" if local_paths else "")
+        + (f"; cost from Prometheus {prometheus.shown}" if prometheus else "")
         + ")",
         err=True,
     )

@@ -1,8 +1,10 @@
 // Workload page: header, vitals tiles, why this phase, component graph, pods (linked to their
-// nodes), conditions, events, resources table, unattributed pods, labels/annotations and YAML.
+// nodes), conditions, events, resources table, cost (with a Prometheus), unattributed pods,
+// labels/annotations and YAML.
 import { get, request, stream } from "./api.js";
 import { h, chips, cpuText, memText, age, eventAge, toYaml, debounce } from "./util.js";
 import { renderGraph } from "./graph.js";
+import { costLoader, costSection } from "./cost.js";
 
 export const title = (p) => `${p.name} (${p.type})`;
 
@@ -156,6 +158,8 @@ export function mount(root, params) {
   root.append(h("p", null, h("a", { href: "#/workloads" }, "← Workloads")), body);
 
   let writes = null; // {enabled, suspendable} once known
+  const loadCost = costLoader(detailPath(params));
+  let cost = null; // the Cost section's answer, once the server gave it
   async function permissions() {
     const [who, type] = await Promise.allSettled([get("/whoami"), get(`/workload-types/${encodeURIComponent(params.type)}`)]);
     writes = {
@@ -181,6 +185,14 @@ export function mount(root, params) {
     }
     if (!alive) return;
     body.replaceChildren(...render(view, manifest));
+    const fresh = await loadCost(); // after the page: a slow Prometheus never holds it back
+    if (!alive || fresh === cost) return;
+    cost = fresh;
+    const section = costSection(cost);
+    const old = document.getElementById("cost");
+    if (old && section) old.replaceWith(section);
+    else if (old) old.remove();
+    else if (section) document.getElementById("resources-section")?.after(section);
   }
 
   async function act(verb, button, body) {
@@ -292,7 +304,8 @@ export function mount(root, params) {
       h("section", { "aria-labelledby": "p-title" }, h("h2", { id: "p-title" }, `Pods (${pods.length})`), h("div", { class: "panel" }, podTable)),
       conditionsSection(v),
       eventsSection(v),
-      h("section", { "aria-labelledby": "r-title" }, h("h2", { id: "r-title" }, "Resources"), h("div", { class: "panel" }, resTable)),
+      h("section", { "aria-labelledby": "r-title", id: "resources-section" }, h("h2", { id: "r-title" }, "Resources"), h("div", { class: "panel" }, resTable)),
+      costSection(cost),
       unSection,
       metadataSection(manifest, v)].filter(Boolean);
   }
