@@ -26,7 +26,7 @@ from tests.support.cluster import TestCluster
 from tests.support.helm_binary import HelmBinaryError, ensure_helm
 from tests.support.kube import KubeApiError, KubeTestClient, resource_path
 from workload_map import __version__
-from workload_map.crd.generate import shipped_crd
+from workload_map.crd.generate import shipped_crd, shipped_policy_crd
 
 Doc = dict[str, Any]
 RULES = CHART.parents[1] / "prometheus" / "wmap-rules.yaml"
@@ -107,8 +107,12 @@ def test_lint(name: str) -> None:
 def test_defaults() -> None:
     docs = helm_template()
     kinds = _by_kind(docs)
-    (crd,) = kinds["CustomResourceDefinition"]
-    assert crd["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+    crds = kinds["CustomResourceDefinition"]
+    assert [c["metadata"]["name"] for c in crds] == ["kartas.run.ai", "workloadpolicies.workload-map.dev"]
+    assert all(c["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep" for c in crds)
+    assert "MutatingWebhookConfiguration" not in kinds or all(
+        d["metadata"]["name"] != "wmap-workload-policies" for d in kinds["MutatingWebhookConfiguration"]
+    )  # the policy webhook is off by default
     (job,) = kinds["Job"]
     assert job["metadata"]["name"] == "wmap-certs-1"  # one Job per revision: its template is immutable
     assert "--patch-webhooks" in job["spec"]["template"]["spec"]["containers"][0]["args"]
@@ -272,11 +276,54 @@ def test_registry_pull_secrets_and_scheduling() -> None:
 
 
 def test_crd_is_the_shipped_one() -> None:
-    (crd,) = [d for d in helm_template() if d["kind"] == "CustomResourceDefinition"]
-    crd["metadata"]["annotations"].pop("helm.sh/resource-policy")
-    if not crd["metadata"]["annotations"]:
-        del crd["metadata"]["annotations"]
-    assert crd == shipped_crd()
+    crds = [d for d in helm_template() if d["kind"] == "CustomResourceDefinition"]
+    for crd in crds:
+        crd["metadata"]["annotations"].pop("helm.sh/resource-policy")
+        if not crd["metadata"]["annotations"]:
+            del crd["metadata"]["annotations"]
+    assert crds == [shipped_crd(), shipped_policy_crd()]
+
+
+def test_policy_webhook_values() -> None:
+    """operator.policies: the operator serves /mutate-workload, a MutatingWebhookConfiguration
+    sends every workload of the workload groups (not the core group) to it with the chart's
+    failurePolicy, timeout and selectors (the release namespace always left out), and the
+    operator may read the policies and namespaces."""
+    docs = helm_template(
+        "--set", "operator.policies.enabled=true",
+        "--set", "operator.policies.failurePolicy=Fail",
+        "--set", "operator.policies.timeoutSeconds=3",
+        "--set", "operator.policies.operations={CREATE,UPDATE}",
+        "--set", "operator.policies.objectSelector.matchLabels.policies=on",
+    )  # fmt: skip
+    kinds = _by_kind(docs)
+    (hook,) = [
+        d for d in kinds["MutatingWebhookConfiguration"] if d["metadata"]["name"] == "wmap-workload-policies"
+    ]
+    (webhook,) = hook["webhooks"]
+    assert webhook["clientConfig"]["service"]["path"] == "/mutate-workload"
+    assert webhook["failurePolicy"] == "Fail" and webhook["timeoutSeconds"] == 3
+    assert webhook["rules"][0]["operations"] == ["CREATE", "UPDATE"]
+    assert (
+        "" not in webhook["rules"][0]["apiGroups"] and "jobset.x-k8s.io" in webhook["rules"][0]["apiGroups"]
+    )
+    assert webhook["objectSelector"] == {"matchLabels": {"policies": "on"}}
+    assert {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["wmap-system"]} in webhook[
+        "namespaceSelector"
+    ]["matchExpressions"]
+    operator = next(d for d in kinds["Deployment"] if d["metadata"]["name"] == "wmap-operator")
+    assert "--policies" in operator["spec"]["template"]["spec"]["containers"][0]["args"]
+    role = next(d for d in kinds["ClusterRole"] if d["metadata"]["name"] == "wmap-operator")
+    assert {
+        "apiGroups": ["workload-map.dev"],
+        "resources": ["workloadpolicies"],
+        "verbs": ["get", "list", "watch"],
+    } in (role["rules"])
+    (validating,) = kinds["ValidatingWebhookConfiguration"]
+    assert [w["clientConfig"]["service"]["path"] for w in validating["webhooks"]] == [
+        "/validate-karta",
+        "/validate-workloadpolicy",
+    ]
 
 
 def test_kustomize_base_is_rendered_from_the_chart() -> None:

@@ -16,7 +16,7 @@ import yaml
 from tests.support.cluster import TestCluster
 from tests.support.crds import karta_crd_doc
 from tests.support.kube import KubeApiError, KubeTestClient, resource_path
-from workload_map.crd.generate import shipped_crd
+from workload_map.crd.generate import shipped_crd, shipped_policy_crd
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 BASE = DEPLOY / "base"
@@ -41,6 +41,7 @@ def test_kustomization_lists_every_manifest() -> None:
 
 def test_crd_manifest_is_the_generated_one() -> None:
     assert _docs(BASE / "crd.yaml") == [shipped_crd()]
+    assert _docs(BASE / "policy-crd.yaml") == [shipped_policy_crd()]
 
 
 def test_pdb_twins_have_the_same_spec() -> None:
@@ -110,18 +111,18 @@ def test_server_side_dry_run(kcluster: TestCluster, kkube: KubeTestClient) -> No
         if doc["kind"] == "Namespace":
             continue
         if doc["kind"] == "CustomResourceDefinition":
-            doc = karta_crd_doc()
-            # Already installed in this cluster: check it as an update (dry-run) instead.
-            current = kkube.request(
-                "GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{doc['metadata']['name']}"
-            )
-            doc["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-            kkube.request(
-                "PUT",
-                f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{doc['metadata']['name']}",
-                doc,
-                params={"dryRun": "All"},
-            )
+            if doc["metadata"]["name"] == shipped_crd()["metadata"]["name"]:
+                doc = karta_crd_doc()
+            crd_path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{doc['metadata']['name']}"
+            try:  # already installed in this cluster: check it as an update (dry-run) instead
+                current = kkube.request("GET", crd_path)
+            except KubeApiError as exc:
+                if exc.status_code != 404:
+                    raise
+                kkube.request("POST", _path(kkube, doc), doc, params={"dryRun": "All"})
+            else:
+                doc["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+                kkube.request("PUT", crd_path, doc, params={"dryRun": "All"})
             checked.append((name, doc["kind"]))
             continue
         if doc["apiVersion"] == "policy/v1":

@@ -134,7 +134,8 @@ def test_version_and_the_kubectl_plugin(installed: Installed) -> None:
 @pytest.mark.parametrize(
     "command",
     ["completion", "crd", "definitions", "describe", "explain", "exporter", "gang", "get", "group",
-     "lint", "operator", "requirements", "serve", "validate"],
+     "lint", "operator", "requirements", "serve", "validate", "set", "label", "annotate", "scale",
+     "suspend", "resume", "policy"],
 )  # fmt: skip
 def test_every_subcommand_has_help(installed: Installed, command: str) -> None:
     assert "Usage:" in installed.wmap(command, "--help").stdout
@@ -147,6 +148,7 @@ def test_offline_commands_work_from_the_install(installed: Installed) -> None:
     # lint reads the built-in kinds' schemas shipped as package data (lint/builtin_schemas).
     assert installed.wmap("lint", str(job)).stdout.startswith("OK: 1 definition(s)")
     assert "kartas.run.ai" in installed.wmap("crd").stdout
+    assert "kind: WorkloadPolicy" in installed.wmap("crd", "workloadpolicies.workload-map.dev").stdout
     assert "JobSet" in installed.wmap("explain", "jobset-x-k8s-io-jobset-v1alpha2").stdout
     assert "complete" in installed.wmap("completion", "bash").stdout
     manifest = installed.root / "job.yaml"

@@ -15,8 +15,10 @@ from workload_map.model.definition import Karta
 from workload_map.resolve.patch import apply_json_patch, apply_merge_patch
 from workload_map.resolve.types import FragmentedPodSpec
 from workload_map.resolve.writeback import (
+    CannotScaleError,
     Change,
     NotAssignableError,
+    actions_not_kept,
     patch_all_pod_specs,
     resume,
     scale,
@@ -416,6 +418,21 @@ def test_suspend_creates_missing_intermediates() -> None:
     assert change.merge_patch == {"spec": {"runPolicy": {"suspend": True}}}
 
 
+def test_actions_not_kept_lists_what_the_answer_lacks() -> None:
+    """The API server's answer to a suspend may lack a field its schema does not know (a v1.20
+    Job prunes spec.suspend): each action whose value the answer does not hold is named."""
+    obj = jobset_obj()
+    suspended = suspend(JOBSET, obj).new_object
+    assert actions_not_kept(JOBSET, suspended, None, "suspend") == []
+    pruned = {**suspended, "spec": {k: v for k, v in suspended["spec"].items() if k != "suspend"}}
+    missing = actions_not_kept(JOBSET, pruned, None, "suspend")
+    assert len(missing) == 1 and missing[0].startswith(".spec.suspend = true (")
+    assert "suspendActions[0].path" in missing[0]
+    assert len(actions_not_kept(JOBSET, obj, None, "suspend")) == 2  # neither action holds yet
+    with pytest.raises(WriteBackError, match="component 'nope' not found"):
+        actions_not_kept(JOBSET, obj, "nope", "suspend")
+
+
 def test_suspend_without_actions_and_bad_action() -> None:
     with pytest.raises(WriteBackError, match="defines no suspendActions"):
         suspend(KSERVE, kserve_obj())
@@ -589,10 +606,13 @@ def test_scale_writes_the_replicas_path_per_instance_or_for_all() -> None:
 
 def test_scale_refuses_what_it_cannot_write() -> None:
     obj = scaled_obj()
-    with pytest.raises(WriteBackError, match="component 'none' of definition 'scaled' cannot be scaled"):
+    with pytest.raises(CannotScaleError, match="component 'none' of definition 'scaled' cannot be scaled"):
         scale(SCALED, obj, "none", 1)
-    with pytest.raises(NotAssignableError, match="'1' is not an assignable path"):
+    with pytest.raises(
+        CannotScaleError, match=r"'fixed' .* cannot be scaled to 2: its count is the constant 1"
+    ):
         scale(SCALED, obj, "fixed", 2)
+    assert not scale(SCALED, obj, "fixed", 1).changed  # already what it reads
     with pytest.raises(WriteBackError, match="is negative"):
         scale(SCALED, obj, "plain", -1)
     with pytest.raises(WriteBackError, match="out of range"):

@@ -71,6 +71,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "test": ("workload_map.cli.commands.test", "Run a definition against cases with expected results."),
     "record": ("workload_map.cli.commands.record", "Record a live workload's states for wmap test."),
     "serve": ("workload_map.cli.commands.serve", "Serve the Workload Map REST API (and web UI)."),
+    "set": (
+        "workload_map.cli.commands.set",
+        "Set image, resources, env, scheduler... in every pod template.",
+    ),
+    "label": ("workload_map.cli.commands.label", "Update labels of workloads or of their pod templates."),
+    "annotate": (
+        "workload_map.cli.commands.annotate",
+        "Update annotations of workloads or of their pod templates.",
+    ),
+    "scale": ("workload_map.cli.commands.scale", "Set a component's replica count through its definition."),
+    "suspend": ("workload_map.cli.commands.suspend", "Suspend workloads through their definition."),
+    "resume": ("workload_map.cli.commands.resume", "Resume workloads through their definition."),
+    "policy": ("workload_map.cli.commands.policy", "Preview WorkloadPolicy changes on manifests."),
     "interpret": (
         "workload_map.cli.commands.interpret",
         "Answer a Karmada interpreter operation for a manifest (offline).",

@@ -796,15 +796,21 @@ class KubeClient:
         field_manager: str | None = None,
         force: bool | None = None,
         dry_run: bool = False,
+        resource_version: str | None = None,
     ) -> dict[str, Any]:
         """PATCH with a merge, JSON, strategic-merge or server-side-apply body.
 
-        ``apply`` needs ``field_manager``; ``force=True`` takes over conflicting fields.
+        ``apply`` needs ``field_manager``; ``force=True`` takes over conflicting fields. With
+        ``resource_version`` the patch is a precondition on it (a merge patch carries it in
+        ``metadata``, a JSON patch replaces it first): the API server applies the patch only to
+        that version and answers 409 (:class:`ConflictError`) if the object changed since.
         """
         if patch_type not in _PATCH_CONTENT_TYPES:
             raise ValueError(f"unknown patch type {patch_type!r}")
         if patch_type == "apply" and not field_manager:
             raise ValueError("server-side apply needs a field_manager")
+        if resource_version is not None:
+            body = _with_precondition(body, patch_type, resource_version)
         params = {
             "fieldManager": field_manager,
             "force": ("true" if force else "false") if force is not None and patch_type == "apply" else None,
@@ -890,6 +896,22 @@ def _within(timeout: httpx.Timeout, left: float | None) -> httpx.Timeout:
     return httpx.Timeout(
         connect=cap(timeout.connect), read=cap(timeout.read), write=cap(timeout.write), pool=cap(timeout.pool)
     )
+
+
+def _with_precondition(body: Any, patch_type: PatchType, resource_version: str) -> Any:
+    """``body`` with ``metadata.resourceVersion`` required to be ``resource_version``."""
+    if patch_type == "json":
+        if not isinstance(body, list):
+            raise ValueError("a JSON patch is a list of operations")
+        op = {"op": "replace", "path": "/metadata/resourceVersion", "value": resource_version}
+        return [op, *body]
+    if patch_type not in ("merge", "strategic") or not isinstance(body, Mapping):
+        raise ValueError(f"a resourceVersion precondition needs a merge or JSON patch, not {patch_type!r}")
+    meta = body.get("metadata")
+    return {
+        **body,
+        "metadata": {**(meta if isinstance(meta, Mapping) else {}), "resourceVersion": resource_version},
+    }
 
 
 def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:

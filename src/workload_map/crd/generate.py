@@ -325,3 +325,22 @@ def write_crd(path: Path = CRD_FILE) -> bool:
         return False
     path.write_text(text, encoding="utf-8")
     return True
+
+
+#: The WorkloadPolicy CRD (a hand-written schema: its ``spec.set`` is checked by the validating
+#: webhook, which names fields in its messages; ``tests/crd`` checks names against
+#: :mod:`workload_map.resolve.policy`).
+POLICY_CRD_NAME = "workloadpolicies.workload-map.dev"
+POLICY_CRD_FILE = Path(__file__).with_name(f"{POLICY_CRD_NAME}.yaml")
+
+
+def shipped_policy_crd_text() -> str:
+    """The packaged ``workloadpolicies.workload-map.dev.yaml``."""
+    return POLICY_CRD_FILE.read_text(encoding="utf-8")
+
+
+def shipped_policy_crd() -> dict[str, Any]:
+    doc = yaml.safe_load(shipped_policy_crd_text())
+    if not isinstance(doc, dict):
+        raise ValueError(f"{POLICY_CRD_FILE} is not a YAML mapping")
+    return doc

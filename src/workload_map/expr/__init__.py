@@ -89,9 +89,10 @@ Known differences from libjq 1.8 (the reference):
 
 from __future__ import annotations
 
-from .api import Expression, Finding, analyze, compile_expression, output_paths, read_paths
+from .api import Expression, Finding, analyze, compile_expression, output_paths, parse_tree, read_paths
 from .paths import getpath, setpath
 from .runtime import MAX_RESULTS, set_limits
+from .unparse import to_source
 
 __all__ = [
     "MAX_RESULTS",
@@ -101,7 +102,9 @@ __all__ = [
     "compile_expression",
     "getpath",
     "output_paths",
+    "parse_tree",
     "read_paths",
     "set_limits",
     "setpath",
+    "to_source",
 ]

@@ -370,6 +370,14 @@ def analyze(source: str, variables: Iterable[str] = ()) -> list[Finding]:
     return find_issues(root, tuple(sorted(set(variables))))
 
 
+def parse_tree(source: str) -> A.Node:
+    """The syntax tree of ``source`` (frozen nodes of :mod:`workload_map.expr.ast`), for callers
+    that take an expression apart, e.g. to invert a computed replica count. A part prints back
+    as jq text with :func:`workload_map.expr.unparse.to_source` and compiles on its own with
+    :func:`compile_expression`. Raises ``ExpressionSyntaxError`` (with a caret) like compiling."""
+    return _parse(source)
+
+
 def read_paths(expr: Expression | str) -> list[tuple[str, ...]]:
     """Static input field paths the expression reads (best effort), e.g.
     ``.spec.a[].b // 1`` -> ``[("spec", "a", "[]", "b")]``."""
@@ -395,5 +403,6 @@ __all__ = [
     "analyze",
     "compile_expression",
     "output_paths",
+    "parse_tree",
     "read_paths",
 ]

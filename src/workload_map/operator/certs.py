@@ -21,6 +21,9 @@ from typing import Any
 
 from workload_map.crd.generate import CRD_NAME, PLURAL
 from workload_map.model.definition import KARTA_GROUP, KARTA_VERSION
+from workload_map.resolve.policy import GROUP as POLICY_GROUP
+from workload_map.resolve.policy import PLURAL as POLICY_PLURAL
+from workload_map.resolve.policy import VERSION as POLICY_VERSION
 
 CA_CERT = "ca.crt"
 CA_KEY = "ca.key"
@@ -33,6 +36,13 @@ VALIDATE_PATH = "/validate-karta"
 MUTATE_PATH = "/mutate-karta"
 VALIDATING_WEBHOOK = f"validate.{CRD_NAME}"
 MUTATING_WEBHOOK = f"mutate.{CRD_NAME}"
+#: WorkloadPolicy: validated in the same configuration as Kartas; applied by a configuration of
+#: its own (enabled separately: it sees every workload of the configured groups).
+VALIDATE_POLICY_PATH = "/validate-workloadpolicy"
+MUTATE_WORKLOAD_PATH = "/mutate-workload"
+POLICY_VALIDATING_WEBHOOK = f"validate.{POLICY_PLURAL}.{POLICY_GROUP}"
+POLICY_MUTATING_NAME = "wmap-workload-policies"
+POLICY_MUTATING_WEBHOOK = f"policies.{POLICY_GROUP}"
 
 
 class CertError(RuntimeError):
@@ -228,7 +238,25 @@ def webhook_configurations(
                 "sideEffects": "NoneOnDryRun",
                 "timeoutSeconds": timeout_seconds,
                 "matchPolicy": "Equivalent",
-            }
+            },
+            {
+                "name": POLICY_VALIDATING_WEBHOOK,
+                "admissionReviewVersions": ["v1"],
+                "clientConfig": _client_config(ca_pem, VALIDATE_POLICY_PATH, url=url, service=service),
+                "rules": [
+                    {
+                        "apiGroups": [POLICY_GROUP],
+                        "apiVersions": [POLICY_VERSION],
+                        "operations": ["CREATE", "UPDATE"],
+                        "resources": [POLICY_PLURAL],
+                        "scope": "Cluster",
+                    }
+                ],
+                "failurePolicy": failure_policy,
+                "sideEffects": "None",
+                "timeoutSeconds": timeout_seconds,
+                "matchPolicy": "Equivalent",
+            },
         ],
     }
     mutating = {
@@ -250,3 +278,53 @@ def webhook_configurations(
         ],
     }
     return validating, mutating
+
+
+def policy_webhook_configuration(
+    ca_pem: bytes,
+    groups: Sequence[str],
+    *,
+    url: str | None = None,
+    service: tuple[str, str, int] | None = None,
+    failure_policy: str = "Ignore",
+    timeout_seconds: int = 5,
+    operations: Sequence[str] = ("CREATE",),
+    namespace_selector: dict[str, Any] | None = None,
+    object_selector: dict[str, Any] | None = None,
+    labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The MutatingWebhookConfiguration that sends every workload of ``groups`` to
+    ``/mutate-workload`` (WorkloadPolicy). ``Ignore`` by default: an operator that is down lets
+    workloads through unchanged rather than blocking them."""
+    webhook: dict[str, Any] = {
+        "name": POLICY_MUTATING_WEBHOOK,
+        "admissionReviewVersions": ["v1"],
+        "clientConfig": _client_config(ca_pem, MUTATE_WORKLOAD_PATH, url=url, service=service),
+        "rules": [
+            {
+                "apiGroups": sorted(set(groups)),
+                "apiVersions": ["*"],
+                "operations": list(operations),
+                "resources": ["*"],
+                "scope": "*",
+            }
+        ],
+        "failurePolicy": failure_policy,
+        "sideEffects": "None",
+        "timeoutSeconds": timeout_seconds,
+        "matchPolicy": "Equivalent",
+        "reinvocationPolicy": "IfNeeded",
+    }
+    if namespace_selector:
+        webhook["namespaceSelector"] = namespace_selector
+    if object_selector:
+        webhook["objectSelector"] = object_selector
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {
+            "name": POLICY_MUTATING_NAME,
+            "labels": {"app.kubernetes.io/name": "wmap-operator", **(labels or {})},
+        },
+        "webhooks": [webhook],
+    }

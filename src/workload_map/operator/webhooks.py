@@ -31,8 +31,14 @@ from workload_map.model._jq import OBJECT_COMPILE_SECONDS
 from workload_map.model.findings import ERROR
 from workload_map.model.loader import load_definitions_text
 from workload_map.operator import texts
-from workload_map.operator.certs import MUTATE_PATH, VALIDATE_PATH
+from workload_map.operator.certs import (
+    MUTATE_PATH,
+    MUTATE_WORKLOAD_PATH,
+    VALIDATE_PATH,
+    VALIDATE_POLICY_PATH,
+)
 from workload_map.operator.claims import ClaimStore
+from workload_map.operator.policies import PolicyAdmission
 from workload_map.runtime.http import (
     BoundedHTTPServer,
     BoundedRequestHandler,
@@ -42,6 +48,8 @@ from workload_map.runtime.http import (
 )
 
 log = logging.getLogger(__name__)
+
+WEBHOOK_PATHS = (VALIDATE_PATH, MUTATE_PATH, VALIDATE_POLICY_PATH, MUTATE_WORKLOAD_PATH)
 
 MAX_BODY = 8 * 1024 * 1024
 MAX_INTERPRET_BODY = 16 * 1024 * 1024
@@ -158,10 +166,12 @@ def _trim(warnings: list[str]) -> list[str]:
 
 
 class AdmissionHandler:
-    """The admission decisions, independent of HTTP."""
+    """The admission decisions, independent of HTTP. ``policies`` serves ``/mutate-workload``
+    (``wmap operator --policies``); policy objects are validated either way."""
 
-    def __init__(self, claims: ClaimStore | None) -> None:
+    def __init__(self, claims: ClaimStore | None, policies: PolicyAdmission | None = None) -> None:
         self.claims = claims
+        self.policies = policies
 
     def validate(self, request: Mapping[str, Any]) -> Obj:
         operation = request.get("operation")
@@ -221,6 +231,10 @@ class AdmissionHandler:
                 response = self.validate(request)
             elif path == MUTATE_PATH:
                 response = self.mutate(request)
+            elif path == VALIDATE_POLICY_PATH:
+                response = PolicyAdmission.validate_policy(request)
+            elif path == MUTATE_WORKLOAD_PATH:
+                response = self.policies.mutate(request) if self.policies is not None else {"allowed": True}
             else:
                 raise KeyError(path)
         except Exception as exc:  # any failure must answer, not hang the API server
@@ -274,7 +288,7 @@ class _Handler(BoundedRequestHandler):
         if path == INTERPRET_PATH and self.server.interpreter is not None:
             self._interpret(self.server.interpreter)
             return
-        if path not in (VALIDATE_PATH, MUTATE_PATH) or self.server.admission is None:
+        if path not in WEBHOOK_PATHS or self.server.admission is None:
             self._send(404, b"not found", "text/plain")
             return
         length = self.content_length()

@@ -1,5 +1,7 @@
 """JSON patches between two JSON documents, and applying them.
 
+Patch values are the new document's own values (not copies): treat patches as read-only.
+
 * :func:`json_patch` gives a minimal RFC 6902 patch: one ``replace``/``add``/``remove`` at the
   deepest node where the documents differ. Objects are compared key by key; arrays index by
   index, with ``add`` (ascending) or ``remove`` (descending) at the tail when lengths differ.
@@ -33,6 +35,8 @@ class PatchError(WriteBackError):
 
 def json_equal(a: Any, b: Any) -> bool:
     """Structural JSON equality (booleans are not numbers; ``1`` and ``1.0`` differ)."""
+    if a is b:  # copy-on-write writes share every unchanged subtree: no need to walk it
+        return True
     if isinstance(a, dict):
         if not isinstance(b, dict) or a.keys() != b.keys():
             return False
@@ -80,13 +84,15 @@ def json_patch(old: Any, new: Any) -> JsonPatch:
 
 
 def _diff(old: Any, new: Any, path: list[str | int], ops: JsonPatch) -> None:
+    if old is new:  # shared by a copy-on-write write: unchanged
+        return
     if isinstance(old, dict) and isinstance(new, dict):
         for key in old:
             if key not in new:
                 ops.append({"op": "remove", "path": pointer([*path, key])})
         for key, value in new.items():
             if key not in old:
-                ops.append({"op": "add", "path": pointer([*path, key]), "value": copy.deepcopy(value)})
+                ops.append({"op": "add", "path": pointer([*path, key]), "value": value})
             else:
                 _diff(old[key], value, [*path, key], ops)
         return
@@ -97,40 +103,53 @@ def _diff(old: Any, new: Any, path: list[str | int], ops: JsonPatch) -> None:
         for i in range(len(old) - 1, common - 1, -1):
             ops.append({"op": "remove", "path": pointer([*path, i])})
         for i in range(common, len(new)):
-            ops.append({"op": "add", "path": pointer([*path, i]), "value": copy.deepcopy(new[i])})
+            ops.append({"op": "add", "path": pointer([*path, i]), "value": new[i]})
         return
     if not json_equal(old, new):
-        ops.append({"op": "replace", "path": pointer(path), "value": copy.deepcopy(new)})
+        ops.append({"op": "replace", "path": pointer(path), "value": new})
+
+
+_NOT_EXPRESSIBLE = "the change cannot be expressed as a JSON merge patch (it sets an object member to null)"
 
 
 def merge_patch(old: Any, new: Any) -> Any:
     """An RFC 7386 merge patch taking ``old`` to ``new``.
 
     Raises :class:`PatchError` when no merge patch can express the change (``new`` holds a
-    ``null`` object member that ``old`` lacks or has with another value).
+    ``null`` object member that ``old`` lacks or has with another value): in a merge patch
+    ``null`` means "delete", so such a member cannot be written. That is found while the patch is
+    built (no trial application of it).
     """
-    patch = _merge_diff(old, new)
-    if not json_equal(apply_merge_patch(old, patch), new):
-        raise PatchError(
-            "the change cannot be expressed as a JSON merge patch (it sets an object member to null)"
-        )
-    return patch
+    return _merge_diff(old, new)
+
+
+def _has_null_member(value: Any) -> bool:
+    """An object member (at any depth, not inside arrays, which merge as whole values) is null."""
+    if isinstance(value, dict):
+        return any(v is None or _has_null_member(v) for v in value.values())
+    return False
 
 
 def _merge_diff(old: Any, new: Any) -> Any:
     if not isinstance(new, dict):
-        return copy.deepcopy(new)
+        return new
     if not isinstance(old, dict):
         # Applying an object patch to a non-object starts from {}; nulls inside cannot survive.
-        return copy.deepcopy(new)
+        if _has_null_member(new):
+            raise PatchError(_NOT_EXPRESSIBLE)
+        return new
     out: dict[str, Any] = {}
     for key in old:
         if key not in new:
             out[key] = None
     for key, value in new.items():
         if key not in old:
-            out[key] = copy.deepcopy(value)
+            if value is None or _has_null_member(value):
+                raise PatchError(_NOT_EXPRESSIBLE)
+            out[key] = value
         elif not json_equal(old[key], value):
+            if value is None:
+                raise PatchError(_NOT_EXPRESSIBLE)
             out[key] = _merge_diff(old[key], value)
     return out
 

@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from starlette.applications import Starlette
@@ -596,47 +596,117 @@ class Api:
         return JSON({"items": items, "resource": res.qualified_name, "generic": True})
 
     def suspend(self, request: Request) -> JSON:
-        return self._action(request, "suspend")
+        from workload_map.resolve import writeback
+
+        component = request.query_params.get("component") or None
+        return self._write(request, "suspend", lambda karta, obj: writeback.suspend(karta, obj, component))
 
     def resume(self, request: Request) -> JSON:
-        return self._action(request, "resume")
-
-    def _action(self, request: Request, action: str) -> JSON:
-        from workload_map.errors import ConflictError, WriteBackError
         from workload_map.resolve import writeback
+
+        component = request.query_params.get("component") or None
+        return self._write(request, "resume", lambda karta, obj: writeback.resume(karta, obj, component))
+
+    async def edit(self, request: Request) -> Response:
+        from starlette.concurrency import run_in_threadpool
+
+        await run_in_threadpool(self.user, request)  # authenticated before the body is read
+        body = await _json_body(request, self.settings.limits)
+        return await run_in_threadpool(self._edit, request, body)
+
+    def _edit(self, request: Request, body: Any) -> JSON:
+        from workload_map.resolve.editdoc import edits_from_document
+        from workload_map.resolve.writeback import InvalidEditError, apply_edits
+
+        if not isinstance(body, dict):
+            raise HttpError(
+                400, "invalid_request", "the body must be an object: {edits: {...}, components: [...]}"
+            )
+        unknown = sorted(set(body) - {"edits", "components", "overwrite"})
+        if unknown:
+            raise HttpError(
+                400, "invalid_request", f"unknown field {unknown[0]!r} (edits, components, overwrite)"
+            )
+        components = body.get("components")
+        if components is not None and (
+            not isinstance(components, list) or not all(isinstance(c, str) and c for c in components)
+        ):
+            raise HttpError(400, "invalid_request", "components must be a list of component names")
+        overwrite = body.get("overwrite", True)
+        if not isinstance(overwrite, bool):
+            raise HttpError(400, "invalid_request", "overwrite must be true or false")
+        try:
+            edits = edits_from_document(
+                body.get("edits"), "edits", existing="overwrite" if overwrite else "error"
+            )
+        except InvalidEditError as exc:
+            raise HttpError(422, "unprocessable", str(exc), field=exc.field) from exc
+        return self._write(
+            request, "edit", lambda karta, obj: apply_edits(karta, obj, edits, components=components)
+        )
+
+    async def scale(self, request: Request) -> Response:
+        from starlette.concurrency import run_in_threadpool
+
+        await run_in_threadpool(self.user, request)
+        body = await _json_body(request, self.settings.limits)
+        return await run_in_threadpool(self._scale, request, body)
+
+    def _scale(self, request: Request, body: Any) -> JSON:
+        from workload_map.resolve.writeback import scale
+
+        if not isinstance(body, dict) or not isinstance(body.get("component"), str) or not body["component"]:
+            raise HttpError(
+                400, "invalid_request", "the body must be {component: NAME, replicas: N | {instance: N}}"
+            )
+        unknown = sorted(set(body) - {"component", "replicas"})
+        if unknown:
+            raise HttpError(400, "invalid_request", f"unknown field {unknown[0]!r} (component, replicas)")
+        replicas: int | dict[str, int] = body.get("replicas")  # type: ignore[assignment]  # checked next
+        counts = replicas.values() if isinstance(replicas, dict) else [replicas]
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in counts):
+            raise HttpError(
+                400, "invalid_request", "replicas must be an integer, or an object of instance -> integer"
+            )
+        component = body["component"]
+        return self._write(request, "scale", lambda karta, obj: scale(karta, obj, component, replicas))
+
+    def _write(self, request: Request, action: str, compute: Callable[[Any, dict[str, Any]], Any]) -> JSON:
+        """Every write (the route gate asked for --enable-writes, dry runs included): SAR patch on the object, then the change
+        computed on the object as read and PATCHed with a resourceVersion precondition (a
+        conflict is retried on the fresh object, cluster.writes)."""
+        from workload_map.cluster.writes import patch_of, write_change
+        from workload_map.errors import ConflictError, WriteBackError
 
         user = self.user(request)
         dry_run = _bool(request, "dryRun")
-        component = request.query_params.get("component") or None
         ns, t, name = self._workload_params(request)
         res = t.resource
         self.authz.require(user, "patch", group=res.group, resource=res.name, namespace=ns, name=name)
-        obj = self._get_workload(t, ns, name)
-        fn = writeback.suspend if action == "suspend" else writeback.resume
+        current = self._get_workload(t, ns, name)
+        karta = t.entry.karta
         try:
-            change = fn(t.entry.karta, obj, component)
+            result = write_change(
+                self.state.client,
+                res.path(ns, name),
+                lambda obj: compute(karta, obj),
+                dry_run="client" if dry_run else "none",
+                field_manager="wmap-serve",
+                current=current,
+            )
         except WriteBackError as exc:
             raise HttpError(422, "unprocessable", f"{action} {res.kind} {_ref(ns, name)}: {exc}") from exc
-        rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
-        patch_type: Literal["merge", "json"] = "merge" if change.merge_patch is not None else "json"
-        patch: Any = change.merge_patch if patch_type == "merge" else change.json_patch
-        result_obj: dict[str, Any] | None = None
-        if change.changed and not dry_run:
-            if patch_type == "merge":
-                body: Any = {**patch, "metadata": {**(patch.get("metadata") or {}), "resourceVersion": rv}}
-            else:
-                body = [{"op": "test", "path": "/metadata/resourceVersion", "value": rv}, *patch]
-            try:
-                result_obj = self.state.client.patch(
-                    res.path(ns, name), body, patch_type=patch_type, field_manager="wmap-serve"
-                )
-            except ConflictError as exc:
-                raise HttpError(
-                    409, "conflict", f"{res.kind} {_ref(ns, name)} changed meanwhile; retry"
-                ) from exc
-            except ClusterError as exc:
-                raise from_cluster_error(exc, f"patch {res.kind} {_ref(ns, name)}") from exc
-        shown = result_obj if result_obj is not None else (change.new_object if dry_run else obj)
+        except ConflictError as exc:
+            raise HttpError(
+                409, "conflict", f"{res.kind} {_ref(ns, name)}: {exc}", "Retry the request."
+            ) from exc
+        except ClusterError as exc:
+            raise from_cluster_error(exc, f"patch {res.kind} {_ref(ns, name)}") from exc
+        change = result.change
+        patch_type, patch = patch_of(change)
+        shown = (
+            result.after if result.after is not None else (change.new_object if dry_run else result.before)
+        )
         return JSON(
             {
                 "action": action,
@@ -646,6 +716,8 @@ class Api:
                 "patch": patch,
                 "jsonPatch": change.json_patch,
                 "mergePatch": change.merge_patch,
+                "warnings": list(change.warnings),
+                "attempts": result.attempts,
                 "workload": row_for(t, shown, None, self.state.quarantine),
             }
         )
@@ -1027,9 +1099,13 @@ def create_app(state: ClusterState, settings: ServerSettings | None = None) -> S
         route("/api/v1/nodes/{name}", api.get_node, "GET"),
         route(wl + "/suspend", api.suspend, "POST"),
         route(wl + "/resume", api.resume, "POST"),
+        route(wl + "/edits", api.edit, "POST"),
+        route(wl + "/scale", api.scale, "POST"),
         route(cwl, api.get_workload, "GET"),
         route(cwl + "/suspend", api.suspend, "POST"),
         route(cwl + "/resume", api.resume, "POST"),
+        route(cwl + "/edits", api.edit, "POST"),
+        route(cwl + "/scale", api.scale, "POST"),
         route("/api/v1/namespaces/{namespace}/pods/{name}/podgroup", api.pod_group, "GET"),
         route("/api/v1/placement", api.placement, "POST", read_only=True),
         route("/api/v1/watch/workloads", api.watch, "GET"),

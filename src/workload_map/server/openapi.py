@@ -20,6 +20,7 @@ from importlib import resources
 from typing import Any
 
 from workload_map import __version__
+from workload_map.resolve.editdoc import SCHEMA as EDITS_SCHEMA
 from workload_map.views.filters import PHASES
 
 __all__ = ["PHASES", "SORT_KEYS", "openapi_document", "render"]
@@ -182,6 +183,11 @@ def _schemas() -> dict[str, Schema]:
             ),
             "components": {"type": "array", "items": {"type": "string"}},
             "suspendable": {"type": "boolean", "description": "Some component has suspend actions."},
+            "scalable": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Components with a count to scale (replicasPath or minReplicasPath).",
+            },
             "gangScheduling": {"type": "boolean"},
             "quarantine": _nullable(
                 {
@@ -252,14 +258,50 @@ def _schemas() -> dict[str, Schema]:
         "type": "object",
         "required": ["action", "dryRun", "changed", "patchType", "patch", "jsonPatch", "mergePatch"],
         "properties": {
-            "action": {"enum": ["suspend", "resume"]},
+            "action": {"enum": ["suspend", "resume", "edit", "scale"]},
             "dryRun": {"type": "boolean"},
             "changed": {"type": "boolean", "description": "False when the object already had the values."},
             "patchType": {"enum": ["merge", "json"], "description": "The patch sent (or to send)."},
             "patch": {"description": "The body of that patch."},
             "jsonPatch": {"type": "array", "items": {"type": "object"}},
             "mergePatch": {"description": "RFC 7386 merge patch, or null when not expressible."},
+            "warnings": {"type": "array", "items": {"type": "string"}},
+            "attempts": {"type": "integer", "description": "PATCHes tried (more than 1 after conflicts)."},
             "workload": _nullable(_ref("Workload")),
+        },
+    }
+    s["EditRequest"] = {
+        "type": "object",
+        "required": ["edits"],
+        "additionalProperties": False,
+        "properties": {
+            "edits": EDITS_SCHEMA,
+            "components": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "description": "Only these components' pod templates (default: every one).",
+            },
+            "overwrite": {
+                "type": "boolean",
+                "default": True,
+                "description": "false: a label, annotation or name already set to another value is an error.",
+            },
+        },
+    }
+    s["ScaleRequest"] = {
+        "type": "object",
+        "required": ["component", "replicas"],
+        "additionalProperties": False,
+        "properties": {
+            "component": {"type": "string", "minLength": 1},
+            "replicas": {
+                "description": "The count in the definition's units (pods, as the list shows), for every "
+                "instance, or an object instance id -> count naming each.",
+                "oneOf": [
+                    {"type": "integer", "minimum": 0, "maximum": 2147483647},
+                    {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
+                ],
+            },
         },
     }
     s["PodGroup"] = {
@@ -534,6 +576,54 @@ def _action(action: str, *, cluster: bool = False) -> Schema:
     }
 
 
+def _write_op(action: str, request: str, summary: str, description: str, *, cluster: bool = False) -> Schema:
+    """A write that takes a JSON body (edits, scale): the shared parameters and answers."""
+    return {
+        "post": {
+            "operationId": f"{action}{'ClusterScoped' if cluster else ''}Workload",
+            "tags": ["workloads"],
+            "summary": summary,
+            "description": description + " Authorised as SAR patch on the workload's resource. The change "
+            "is computed on the object as read and PATCHed with a resourceVersion precondition; a "
+            "conflict is retried on the fresh object (5 attempts). Needs --enable-writes unless dryRun=true.",
+            "parameters": [
+                *(_CLUSTER_WL_PARAMS if cluster else _WL_PARAMS),
+                _q("dryRun", {"type": "boolean", "default": False}, "Return the patch only; change nothing."),
+            ],
+            "requestBody": {"required": True, "content": {"application/json": {"schema": _ref(request)}}},
+            "responses": _responses(
+                {"200": _ok("ChangeResult")},
+                ("404", "No such workload, or no definition covers the type."),
+                ("409", "The object kept changing meanwhile; retry."),
+                ("422", "The change cannot be made (the message names the component and field)."),
+            ),
+        }
+    }
+
+
+def _edits_op(*, cluster: bool = False) -> Schema:
+    return _write_op(
+        "edit",
+        "EditRequest",
+        "Change pod templates (image, resources, env, scheduler, node selector, tolerations, priority "
+        "class, labels...) through the definition",
+        "Applies the edits (resolve.writeback.apply_edits, the same write-back as wmap set and the "
+        "admission policy) to every pod template and fragmented pod spec the definition locates.",
+        cluster=cluster,
+    )
+
+
+def _scale_op(*, cluster: bool = False) -> Schema:
+    return _write_op(
+        "scale",
+        "ScaleRequest",
+        "Set a component's count through its definition (wmap scale)",
+        "Inverts the component's replicasPath (or minReplicasPath) expression: the field that makes the "
+        "count read the number is written; the count is read again and must match.",
+        cluster=cluster,
+    )
+
+
 def _cost(*, cluster: bool = False) -> Schema:
     return {
         "parameters": _CLUSTER_WL_PARAMS if cluster else _WL_PARAMS,
@@ -724,6 +814,8 @@ def _paths() -> dict[str, Schema]:
         "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/cost": _cost(),
         "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/suspend": _action("suspend"),
         "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/resume": _action("resume"),
+        "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/edits": _edits_op(),
+        "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/scale": _scale_op(),
         "/api/v1/workloads/{type}/{name}": {
             "parameters": _CLUSTER_WL_PARAMS,
             "get": {
@@ -739,6 +831,8 @@ def _paths() -> dict[str, Schema]:
         "/api/v1/workloads/{type}/{name}/cost": _cost(cluster=True),
         "/api/v1/workloads/{type}/{name}/suspend": _action("suspend", cluster=True),
         "/api/v1/workloads/{type}/{name}/resume": _action("resume", cluster=True),
+        "/api/v1/workloads/{type}/{name}/edits": _edits_op(cluster=True),
+        "/api/v1/workloads/{type}/{name}/scale": _scale_op(cluster=True),
         "/api/v1/workloads/{type}/{name}/manifest": {
             "parameters": _CLUSTER_WL_PARAMS,
             "get": {

@@ -69,6 +69,12 @@ def type_info(state: ClusterState, entry: DefinitionEntry, *, with_karta: bool =
             c.suspend_definition is not None and bool(c.suspend_definition.suspend_actions)
             for c in spec.components
         ),
+        "scalable": [
+            c.name
+            for c in spec.components
+            if c.scale_definition is not None
+            and (c.scale_definition.replicas_path or c.scale_definition.min_replicas_path)
+        ],
         "gangScheduling": gang is not None and (gang.pod_group is not None or bool(gang.pod_groups)),
         "quarantine": _quarantine(state, entry.name),
     }

@@ -443,3 +443,34 @@ def test_suspend_and_resume_buttons(
     )
     ui.wait(lambda: "Suspending" not in ui.texts(".detail-head .chip"), "chip back")
     kube.delete("jobset.x-k8s.io/v1alpha2", "jobsets", "pausable", ns)
+
+
+# ------------------------------------------------------------------------------------------ scale
+
+
+def test_scale_form_scales_through_the_definition(
+    ui: UI, seeded: dict[str, Any], admin_token: str, kube: KubeTestClient
+) -> None:
+    """The scale form lists the components with a count, one entry per instance where there are
+    several (a JobSet's replicated jobs); the count is in pods, as the page shows them. Scaling one
+    replicated job leaves the other as it was."""
+    from selenium.webdriver.support.ui import Select
+
+    ns = seeded["ns"]
+    create_jobset_tree(kube, "growing", ns, (("leader", 1), ("workers", 1)), gpus=1)
+    ui.open(f"/workload/{ns}/jobset-x-k8s-io-jobset-v1alpha2/growing", admin_token)
+    select = Select(ui.wait(lambda: ui.d.find_element(By.ID, "scale-component"), "scale form"))
+    assert [o.text for o in select.options] == ["replicatedjob/leader (1)", "replicatedjob/workers (1)"]
+    select.select_by_visible_text("replicatedjob/workers (1)")
+    field = ui.d.find_element(By.ID, "scale-replicas")
+    field.clear()
+    field.send_keys("3")
+    ui.d.find_element(By.ID, "btn-scale").click()
+
+    def replicas() -> list[int]:
+        js = kube.get("jobset.x-k8s.io/v1alpha2", "jobsets", "growing", ns)
+        return [rj["replicas"] for rj in js["spec"]["replicatedJobs"]]
+
+    ui.wait(lambda: replicas() == [1, 3], "workers scaled, leader kept")
+    ui.wait(lambda: "replicatedjob/workers (3)" in ui.texts("#scale-component option"), "form re-read")
+    kube.delete("jobset.x-k8s.io/v1alpha2", "jobsets", "growing", ns)

@@ -97,6 +97,30 @@ def _hosts_from_url(url: str | None) -> list[str]:
 @click.option("--failure-policy", type=click.Choice(["Fail", "Ignore"]), default="Fail", show_default=True)
 @click.option("--reconcile/--no-reconcile", default=True, show_default=True, help="Run the reconciler.")
 @click.option(
+    "--policies/--no-policies",
+    default=False,
+    show_default=True,
+    help="Serve /mutate-workload: apply WorkloadPolicy objects to workloads at admission.",
+)
+@click.option(
+    "--policy-group",
+    "policy_groups",
+    multiple=True,
+    metavar="GROUP",
+    help="API group whose workloads go to the policy webhook (repeatable; default: the catalog's).",
+)
+@click.option(
+    "--policy-failure-policy", type=click.Choice(["Ignore", "Fail"]), default="Ignore", show_default=True
+)
+@click.option("--policy-timeout", type=click.IntRange(1, 30), default=5, show_default=True)
+@click.option(
+    "--policy-operations",
+    default="CREATE",
+    show_default=True,
+    metavar="CREATE[,UPDATE]",
+    help="Admission operations sent to the policy webhook.",
+)
+@click.option(
     "--karmada-interpreter/--no-karmada-interpreter",
     default=False,
     show_default=True,
@@ -125,6 +149,11 @@ def command(
     resync: float,
     failure_policy: str,
     reconcile: bool,
+    policies: bool,
+    policy_groups: tuple[str, ...],
+    policy_failure_policy: str,
+    policy_timeout: int,
+    policy_operations: str,
     karmada_interpreter: bool,
     verbose: int,
 ) -> None:
@@ -171,8 +200,17 @@ def command(
             resync=resync,
         )
 
+    operations = [op.strip().upper() for op in policy_operations.split(",") if op.strip()]
+    if not operations or any(op not in ("CREATE", "UPDATE") for op in operations):
+        raise click.UsageError("--policy-operations takes CREATE, UPDATE or CREATE,UPDATE")
+    policy_source = None
+    if policies and webhook_listen:
+        from workload_map.operator.policies import PolicySource
+
+        policy_source = PolicySource(client).start()
+
     def ready() -> bool:
-        return engine is None or engine.synced()
+        return (engine is None or engine.synced()) and (policy_source is None or policy_source.synced())
 
     servers: list[HTTPServerThread] = []
     if webhook_listen:
@@ -186,7 +224,7 @@ def command(
         servers.append(
             HTTPServerThread(
                 webhook_listen,
-                admission=AdmissionHandler(claims),
+                admission=AdmissionHandler(claims, _policy_admission(policy_source)),
                 cert=files.cert,
                 key=files.key,
                 ready=ready,
@@ -197,10 +235,25 @@ def command(
             validating, mutating = webhook_configurations(
                 files.ca_pem(), url=webhook_url, service=service, failure_policy=failure_policy
             )
-            for body, plural in (
+            configs = [
                 (validating, "validatingwebhookconfigurations"),
                 (mutating, "mutatingwebhookconfigurations"),
-            ):
+            ]
+            if policy_source is not None:
+                from workload_map.operator.certs import policy_webhook_configuration
+
+                groups = list(policy_groups) or _catalog_groups()
+                policy_config = policy_webhook_configuration(
+                    files.ca_pem(),
+                    groups,
+                    url=webhook_url,
+                    service=service,
+                    failure_policy=policy_failure_policy,
+                    timeout_seconds=policy_timeout,
+                    operations=operations,
+                )
+                configs.append((policy_config, "mutatingwebhookconfigurations"))
+            for body, plural in configs:
                 name = body["metadata"]["name"]
                 client.patch(
                     f"/apis/admissionregistration.k8s.io/v1/{plural}/{name}",
@@ -226,8 +279,26 @@ def command(
             break
     if engine is not None:
         engine.stop()
+    if policy_source is not None:
+        policy_source.stop()
     for server in servers:
         server.stop()
+
+
+def _policy_admission(source: Any) -> Any:
+    if source is None:
+        return None
+    from workload_map.operator.policies import PolicyAdmission
+
+    return PolicyAdmission(source)
+
+
+def _catalog_groups() -> list[str]:
+    """The API groups of the catalog's workload kinds (what the policy webhook watches by default)."""
+    from workload_map.definitions_source import catalog_entries
+
+    # Not the core group: it would send every Service, ConfigMap and Secret to the webhook.
+    return sorted({e.gvk.group for e in catalog_entries() if e.gvk is not None and e.gvk.group})
 
 
 @command.command("certs", context_settings=CTX)

@@ -166,6 +166,8 @@ export function mount(root, params) {
       enabled: who.status === "fulfilled" && !!who.value.writesEnabled,
       user: who.status === "fulfilled" ? who.value.username : "",
       suspendable: type.status === "fulfilled" ? type.value.suspendable !== false : true,
+      scalable: type.status === "fulfilled" ? (type.value.scalable || []) : [],
+      components: type.status === "fulfilled" ? (type.value.components || []) : [],
     };
   }
   async function load() {
@@ -193,16 +195,52 @@ export function mount(root, params) {
     else if (section) document.getElementById("resources-section")?.after(section);
   }
 
-  async function act(verb, button) {
+  async function act(verb, button, body) {
     button.disabled = true;
     try {
-      await request("POST", `${detailPath(params)}/${verb}`);
+      await request("POST", `${detailPath(params)}/${verb}`, body ? { body } : undefined);
       await load();
     } catch (e) {
       button.disabled = false;
       const box = document.getElementById("action-error");
       if (box) { box.hidden = false; box.textContent = `${verb} failed: ${e.status ? `${e.status} ` : ""}${e.message}`; }
     }
+  }
+
+  // Scale: a component with a count (replicasPath or minReplicasPath) and the new count, in the
+  // units the Components and Resources sections show (pods); the server inverts the definition's
+  // count expression and says why when it cannot.
+  function scaleForm(v, why) {
+    // One choice per scalable component, or per instance of a component with several (a JobSet's
+    // replicated jobs): instance rows are the children that are not components of the type.
+    const rows = new Map(walk(v.components).map(({ c }) => [c.name, c]));
+    const choices = [];
+    for (const name of writes.scalable) {
+      const row = rows.get(name);
+      if (!row) continue;
+      const instances = (row.children || []).filter((k) => !writes.components.includes(k.name));
+      if (instances.length > 1) {
+        for (const k of instances) choices.push({ label: `${name}/${k.name}`, component: name, instance: k.name, count: k.replicas?.desired, siblings: instances });
+      } else {
+        choices.push({ label: name, component: name, count: row.replicas?.desired });
+      }
+    }
+    if (!choices.length) return null;
+    const select = h("select", { id: "scale-component", "aria-label": "Component to scale", disabled: !!why },
+      choices.map((c, i) => h("option", { value: String(i) }, `${c.label} (${c.count ?? "?"})`)));
+    const input = h("input", { id: "scale-replicas", type: "number", min: "0", step: "1", "aria-label": "New count",
+      value: String(choices[0].count ?? 1), disabled: !!why });
+    select.onchange = () => { input.value = String(choices[Number(select.value)].count ?? 1); };
+    const body = () => {
+      const c = choices[Number(select.value)];
+      const n = Number(input.value);
+      if (!c.instance) return { component: c.component, replicas: n };
+      const replicas = Object.fromEntries(c.siblings.map((k) => [k.name, k.name === c.instance ? n : (k.replicas?.desired ?? 0)]));
+      return { component: c.component, replicas };
+    };
+    const go = h("button", { type: "button", id: "btn-scale", disabled: !!why, title: why || null,
+      onclick: (e) => act("scale", e.target, body()) }, "Scale");
+    return h("span", { class: "scale" }, select, input, go);
   }
 
   function render(v, manifest) {
@@ -221,7 +259,8 @@ export function mount(root, params) {
         attentionChip(v, () => document.getElementById("why")?.scrollIntoView()),
         h("div", { class: "actions" },
           h("button", { type: "button", id: "btn-suspend", disabled: suspended || !!why, title: why || null, onclick: (e) => act("suspend", e.target) }, "Suspend"),
-          h("button", { type: "button", id: "btn-resume", disabled: !suspended || !!why, title: why || null, onclick: (e) => act("resume", e.target) }, "Resume"))),
+          h("button", { type: "button", id: "btn-resume", disabled: !suspended || !!why, title: why || null, onclick: (e) => act("resume", e.target) }, "Resume"),
+          scaleForm(v, writes.enabled ? "" : "The server runs without --enable-writes"))),
       h("dl", { class: "meta" },
         h("div", null, h("dt", null, "Kind"), h("dd", null, `${v.kind} (${v.apiVersion})`)),
         h("div", null, h("dt", null, "Namespace"), h("dd", null, v.namespace || "—")),
