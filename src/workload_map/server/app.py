@@ -672,9 +672,9 @@ class Api:
         return self._write(request, "scale", lambda karta, obj: scale(karta, obj, component, replicas))
 
     def _write(self, request: Request, action: str, compute: Callable[[Any, dict[str, Any]], Any]) -> JSON:
-        """Every write (the route gate asked for --enable-writes, dry runs included): SAR patch on the object, then the change
-        computed on the object as read and PATCHed with a resourceVersion precondition (a
-        conflict is retried on the fresh object, cluster.writes)."""
+        """Every write (the route gate already asked for --enable-writes, dry runs included):
+        SAR patch on the object, then the change computed on the object as read and PATCHed with
+        a resourceVersion precondition (a conflict is retried on the fresh object, cluster.writes)."""
         from workload_map.cluster.writes import patch_of, write_change
         from workload_map.errors import ConflictError, WriteBackError
 
