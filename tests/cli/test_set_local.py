@@ -330,3 +330,32 @@ def test_suspend_an_unknown_component_names_it(tmp_path: Path) -> None:
     _, obj = load("jobset-x-k8s-io-jobset-v1alpha2")
     rc, out, err = wmap("suspend", "-f", write(tmp_path, "w.yaml", obj), "--local", "--component", "nope")
     assert (rc, out) == (1, "") and "nope" in err, err
+
+
+def test_env_from_removal_node_selector_and_toleration_removal(tmp_path: Path) -> None:
+    """The removing and referencing forms of the CLI grammar, end to end (issue 25's verbs)."""
+    deployment = json.loads(json.dumps(DEPLOYMENT))
+    spec = deployment["spec"]["template"]["spec"]
+    spec["nodeSelector"] = {"pool": "gpu", "zone": "a"}
+    spec["tolerations"] = [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "spot", "operator": "Exists", "effect": "NoExecute"},
+    ]
+    f = write(tmp_path, "d.yaml", deployment)
+
+    args = ("-f", f, "--local", "-c", "app", "--from=secret/creds", "A-", "-o", "json")
+    rc, out, err = wmap("set", "env", *args)
+    assert rc == 0, err
+    app = json.loads(out)["spec"]["template"]["spec"]["containers"][0]
+    assert app["envFrom"] == [{"secretRef": {"name": "creds"}}]
+    assert "env" not in app or app["env"] == []
+
+    rc, out, err = wmap("set", "node-selector", "-f", f, "--local", "zone-", "-o", "json")
+    assert rc == 0, err
+    assert json.loads(out)["spec"]["template"]["spec"]["nodeSelector"] == {"pool": "gpu"}
+
+    rc, out, err = wmap("set", "tolerations", "-f", f, "--local", "--remove", "spot", "-o", "json")
+    assert rc == 0, err
+    assert json.loads(out)["spec"]["template"]["spec"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]
