@@ -6,7 +6,7 @@ offline (:func:`interpret`). The operations and their rules:
 
 * ``InterpretReplica`` / ``InterpretComponent``: :mod:`.requirements` (component requirements from
   :func:`workload_map.resolve.placement.instance_needs`, shared with ``requirements --fit``);
-* ``ReviseReplica``: :mod:`.revise` (through :func:`workload_map.resolve.writeback.scale`);
+* ``ReviseReplica``: :mod:`.revise` (through :func:`workload_map.resolve.writeback.set_replica_fields`);
 * ``Retain``: :mod:`.retain`;
 * ``InterpretStatus``, ``AggregateStatus``, ``InterpretHealth``: :mod:`.status`;
 * ``InterpretDependency``: :mod:`.dependencies`.

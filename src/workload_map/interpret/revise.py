@@ -1,5 +1,6 @@
 """``ReviseReplica``: set a workload's pods to Karmada's count for one member cluster, through the
-definition's scale paths (:func:`workload_map.resolve.writeback.scale`, the one write-back).
+definition's scale paths (:func:`workload_map.resolve.writeback.set_replica_fields`: the fields
+themselves, as the exported Lua writes them).
 
 Karmada calls it for every member cluster with that cluster's share of ``InterpretReplica``'s
 replicas (the whole count when the policy duplicates). Rules:
@@ -25,7 +26,7 @@ from workload_map.errors import InterpretError, WorkloadMapError
 from workload_map.resolve.compiled import CompiledDefinition
 from workload_map.resolve.placement import InstanceNeeds, instance_needs
 from workload_map.resolve.resolver import resolve
-from workload_map.resolve.writeback import scale
+from workload_map.resolve.writeback import set_replica_fields
 
 from .requirements import declared
 
@@ -54,7 +55,7 @@ def _scalable(
 ) -> str | None:
     """None when the write-back can set this component's counts, else why not."""
     try:
-        scale(cd, obj, component, counts)
+        set_replica_fields(cd, obj, component, counts)
     except WorkloadMapError as exc:
         return str(exc)
     return None
@@ -99,7 +100,7 @@ def revise(
         wanted[n.component][n.instance_id] = target
     new: dict[str, Any] = dict(obj)
     for component in dict.fromkeys(n.component for n in scalable):
-        new = scale(cd, new, component, wanted[component]).new_object
+        new = set_replica_fields(cd, new, component, wanted[component]).new_object
     got = sum(n.desired_replicas for n in declared(instance_needs(resolve(cd, new))))
     if got != count:
         raise InterpretError(

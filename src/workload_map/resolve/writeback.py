@@ -68,7 +68,7 @@ from workload_map.resolve.edits import (
     SetTolerations,
     Toleration,
 )
-from workload_map.resolve.extract import instance_ids
+from workload_map.resolve.extract import instance_ids, parse_replicas
 from workload_map.resolve.podedit import PodLocation, apply_edits, pod_locations
 from workload_map.resolve.scaling import CannotScaleError, scale
 from workload_map.resolve.types import FragmentedPodSpec
@@ -315,6 +315,33 @@ def actions_not_kept(
     return missing
 
 
+def set_replica_fields(
+    definition: Definition, obj: Mapping[str, Any], component: str, replicas: Mapping[str, int]
+) -> Change:
+    """Write each instance's count into the field ``scaleDefinition.replicasPath`` names, as it
+    is: no inversion of a computed count (that is :func:`scale`). A count that is not a field
+    (``.spec.size - 1``, ``//``, a constant) is :class:`NotAssignableError` naming the component
+    and the expression. Karmada's ``ReviseReplica`` uses this: its exported Lua can only assign
+    fields, and the webhook must answer as the Lua does."""
+    comp, dname = component_of(definition, obj, component)
+    ce = comp.replicas
+    if ce is None:
+        raise WriteBackError(
+            f"component '{component}' of definition '{dname}' cannot be scaled: it has no "
+            "scaleDefinition.replicasPath"
+        )
+    ordered = _ordered_values(comp, dname, obj, replicas)
+    for i, value in enumerate(ordered):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise WriteBackError(f"replicas for component '{component}' must be an integer, got {value!r}")
+        try:
+            parse_replicas(value, i)
+        except ValueError as exc:
+            raise WriteBackError(f"replicas for component '{component}': {exc}") from None
+    t = Target(dname, component, "scaleDefinition.replicasPath", ce)
+    return make_change(obj, _write_values(dict(obj), comp, t, ordered))
+
+
 def suspend(definition: Definition, obj: Mapping[str, Any], component: str | None = None) -> Change:
     """Apply the suspend actions (JSON-decoded values, in order). With ``component=None`` every
     component's actions are applied, root first. No actions at all is an error."""
@@ -414,6 +441,7 @@ __all__ = [
     "pod_locations",
     "resume",
     "scale",
+    "set_replica_fields",
     "set_scheduler_name",
     "suspend",
     "update_fragmented",
