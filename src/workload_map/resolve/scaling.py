@@ -427,7 +427,11 @@ def _count_expression(comp: CompiledComponent, dname: str) -> tuple[CompiledExpr
     )
 
 
-def _targets(comp: CompiledComponent, dname: str, obj: Any, replicas: int | Mapping[str, int]) -> list[int]:
+def replica_targets(
+    comp: CompiledComponent, dname: str, obj: Any, replicas: int | Mapping[str, int]
+) -> list[int]:
+    """One validated count per instance, in the order of the instance ids (the order the count
+    expression reads them)."""
     try:
         ids = instance_ids(comp, dname, obj)
     except ResolveError as exc:
@@ -483,7 +487,7 @@ def scale(
     """
     comp, dname = component_of(definition, obj, component)
     ce, label = _count_expression(comp, dname)
-    targets = _targets(comp, dname, obj, replicas)
+    targets = replica_targets(comp, dname, obj, replicas)
     cd, _ = compiled_for(definition, obj)
     others = [c for c in cd.components.values() if c.name != comp.name and c.replicas is not None]
     protected: list[tuple[str, ...]] = []
@@ -533,4 +537,4 @@ def scale(
     return make_change(obj, new)
 
 
-__all__ = ["MAX_DEPTH", "MAX_STEPS", "CannotScaleError", "Write", "brief", "scale"]
+__all__ = ["MAX_DEPTH", "MAX_STEPS", "CannotScaleError", "Write", "brief", "replica_targets", "scale"]

@@ -68,9 +68,9 @@ from workload_map.resolve.edits import (
     SetTolerations,
     Toleration,
 )
-from workload_map.resolve.extract import instance_ids, parse_replicas
+from workload_map.resolve.extract import instance_ids
 from workload_map.resolve.podedit import PodLocation, apply_edits, pod_locations
-from workload_map.resolve.scaling import CannotScaleError, scale
+from workload_map.resolve.scaling import CannotScaleError, replica_targets, scale
 from workload_map.resolve.types import FragmentedPodSpec
 
 # --- fragmented fields: upstream's write order ------------------------------------------------
@@ -330,14 +330,7 @@ def set_replica_fields(
             f"component '{component}' of definition '{dname}' cannot be scaled: it has no "
             "scaleDefinition.replicasPath"
         )
-    ordered = _ordered_values(comp, dname, obj, replicas)
-    for i, value in enumerate(ordered):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise WriteBackError(f"replicas for component '{component}' must be an integer, got {value!r}")
-        try:
-            parse_replicas(value, i)
-        except ValueError as exc:
-            raise WriteBackError(f"replicas for component '{component}': {exc}") from None
+    ordered = replica_targets(comp, dname, obj, replicas)
     t = Target(dname, component, "scaleDefinition.replicasPath", ce)
     return make_change(obj, _write_values(dict(obj), comp, t, ordered))
 
