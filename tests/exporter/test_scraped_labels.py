@@ -62,7 +62,11 @@ def test_honor_labels_keeps_the_join_keys(
         }
 
     config = {"scrape_configs": [job("wmap", True), job("wmap-renamed", False)]}
-    ready = f'count(wmap_pod_workload_info{{job="wmap",namespace="{namespace}"}}) == {len(pods)}'
+    # both jobs scraped (each on its own 1 s schedule): the first alone raced the second in CI
+    ready = (
+        f'count(wmap_pod_workload_info{{job="wmap",namespace="{namespace}"}}) == {len(pods)} and '
+        f'count(wmap_pod_workload_info{{job="wmap-renamed",exported_namespace="{namespace}"}}) == {len(pods)}'
+    )
     with running_prometheus(tmp_path, config, ready) as url:
         honored = query(url, f'wmap_pod_workload_info{{job="wmap",namespace="{namespace}"}}')
         rows = {(s["metric"]["pod"], s["metric"].get("instance")) for s in honored}
