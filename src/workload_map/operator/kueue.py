@@ -1,0 +1,446 @@
+"""The Kueue admission controller of ``wmap operator --kueue``: Kueue's GenericJob contract for
+every workload type a definition describes, driven by the definition instead of one Go adapter per
+operator (the pure rules are in :mod:`.kueue_podsets`).
+
+For a workload that opts in with Kueue's ``kueue.x-k8s.io/queue-name`` label (as Kueue's own
+integrations read it):
+
+1. its type's definition must be able to suspend it (else: one clear report, nothing written);
+2. not suspended and no admitted Workload: suspend it (the definition's suspend actions);
+3. no Workload: create the one :mod:`workload_map.resolve.schedulers` renders for Kueue (podSets
+   per pod template, owner reference to the workload, so it is garbage-collected with it);
+4. Workload admitted: write the admitted ResourceFlavors' node labels and tolerations into each
+   podSet's pod template and resume, in one write;
+5. Workload evicted, or admission gone while running: suspend and restore the templates from the
+   Workload's podSets (the originals);
+6. pending and the podSets no longer match the workload (scaled while waiting): the Workload is
+   deleted and created again, as Kueue does for a job that is no longer equivalent.
+
+Kueue's CRDs missing: one warning, then a check every ``crd_check_interval`` seconds (never a
+tight loop); nothing is watched or written until they are served. Writes carry the object's
+resourceVersion (:func:`~workload_map.cluster.writes.write_change`); a failing key is retried with
+backoff, then after ``retry_after`` seconds. Problems that only a change can fix (a podSet name
+the workload does not have, a node selector conflict, a type that cannot suspend, a Workload owned
+by another object) are reported once per workload and message, not retried.
+
+This module carries its own small per-workload loop (informers -> de-duplicating queue -> workers,
+leader-gated); the gang controller has one of the same shape.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from workload_map.cluster.client import KubeClient
+from workload_map.cluster.discovery import Discovery
+from workload_map.cluster.writes import write_change
+from workload_map.definitions_source import DefinitionEntry, catalog_entries
+from workload_map.errors import ApiError, ConnectionFailedError, NotFoundError, WorkloadMapError
+from workload_map.kube.objects import api_path
+from workload_map.kube.schedulers import KUEUE_API_VERSION, KUEUE_JOB_UID_LABEL, KUEUE_QUEUE_LABEL
+from workload_map.operator.kueue_podsets import (
+    FlavorNotFoundError,
+    KueueAdmissionError,
+    admit,
+    assigned_flavors,
+    phase,
+    pod_set_shape,
+    stop,
+)
+from workload_map.resolve import writeback
+from workload_map.resolve.gang_plan import plan_gangs
+from workload_map.resolve.schedulers import RenderOptions, render
+from workload_map.runtime.informer import EventHandler, Informer
+from workload_map.runtime.workqueue import WorkerPool, WorkQueue
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+#: (apiVersion, kind, namespace, name) of a workload.
+Key = tuple[str, str, str, str]
+
+FIELD_MANAGER = "wmap-kueue"
+#: Kueue resources the controller needs served before it starts.
+NEEDED = ("workloads", "resourceflavors")
+
+
+@dataclass(frozen=True)
+class _Kind:
+    entry: DefinitionEntry
+    plural: str
+    informer: Informer
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _can_suspend(entry: DefinitionEntry) -> bool:
+    from workload_map.resolve.compiled import as_compiled
+
+    sd = as_compiled(entry.karta).root.definition.suspend_definition
+    return sd is not None and bool(sd.suspend_actions)
+
+
+def admission_entries(types: Sequence[str] = ()) -> list[DefinitionEntry]:
+    """The catalog definitions the controller watches: those that can suspend their workload, or
+    the ``types`` named (``Kind`` or ``Kind.group``, any case; a named type that cannot suspend is
+    watched so that its labelled workloads are reported). An unknown name is an error."""
+    entries = [e for e in catalog_entries() if e.gvk is not None]
+    if not types:
+        return [e for e in entries if _can_suspend(e)]
+    out: list[DefinitionEntry] = []
+    for t in types:
+        want = t.lower()
+        found = [
+            e
+            for e in entries
+            if e.gvk is not None
+            and want in (e.gvk.kind.lower(), f"{e.gvk.kind}.{e.gvk.group}".lower().rstrip("."))
+        ]
+        if not found:
+            raise WorkloadMapError(
+                f"--kueue-type {t}: no catalog definition has that kind (Kind or Kind.group)"
+            )
+        out.extend(e for e in found if e not in out)
+    return out
+
+
+class KueueAdmission:
+    def __init__(
+        self,
+        client: KubeClient,
+        entries: Sequence[DefinitionEntry] | None = None,
+        *,
+        workers: int = 2,
+        resync: float = 300.0,
+        crd_check_interval: float = 300.0,
+        max_retries: int = 8,
+        retry_after: float = 30.0,
+        leading: Callable[[], bool] | None = None,
+    ) -> None:
+        self.client = client
+        self.entries = list(entries) if entries is not None else admission_entries()
+        self.resync = resync
+        self.crd_check_interval = crd_check_interval
+        self.retry_after = retry_after
+        self._leading = leading or (lambda: True)
+        self.discovery = Discovery(client, cache_dir=False)
+        self.queue: WorkQueue[Key] = WorkQueue(name="kueue")
+        self.pool = WorkerPool(
+            self.queue,
+            self._process,
+            count=workers,
+            max_retries=max_retries,
+            on_give_up=self._give_up,
+            name="kueue",
+        )
+        self.kinds: dict[tuple[str, str], _Kind] = {}
+        self.workloads: Informer | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._reported: dict[Key, str] = {}
+        #: What each reconciliation did (``created``, ``admitted``, ``stopped``...): diagnostics, tests.
+        self.actions: Counter[str] = Counter()
+        #: Times Kueue's CRDs were looked for, and the warnings given about them.
+        self.crd_checks = 0
+        self.crd_warnings: list[str] = []
+
+    # ---------------------------------------------------------------------------- lifecycle
+
+    def start(self) -> KueueAdmission:
+        self.pool.start()
+        self._thread = threading.Thread(target=self._run, name="kueue-admission", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.pool.stop()
+        for kind in self.kinds.values():
+            kind.informer.stop()
+        if self.workloads is not None:
+            self.workloads.stop()
+        if self._thread is not None:
+            self._thread.join(5.0)
+
+    @property
+    def running(self) -> bool:
+        """Kueue is served and the informers are started."""
+        return self.workloads is not None
+
+    def synced(self) -> bool:
+        return self.workloads is None or (
+            self.workloads.has_synced() and all(k.informer.has_synced() for k in self.kinds.values())
+        )
+
+    def alive(self) -> bool:
+        if self.workloads is None:
+            return True
+        return self.workloads.alive and all(k.informer.alive for k in self.kinds.values())
+
+    def problems(self) -> dict[Key, str]:
+        """The last problem reported per workload (cleared when it reconciles cleanly)."""
+        with self._lock:
+            return dict(self._reported)
+
+    def _run(self) -> None:
+        was_leading = False
+        next_check = 0.0
+        next_resync = 0.0
+        while not self._stop.is_set():
+            now = time.monotonic()
+            if self.workloads is None and now >= next_check:
+                next_check = now + self.crd_check_interval
+                try:
+                    self.check_kueue()
+                except Exception as exc:  # an API outage: looked at again next interval
+                    log.warning("looking for Kueue's CRDs failed: %s", exc)
+            leading = self._leading()
+            if self.workloads is not None and leading and (not was_leading or now >= next_resync):
+                next_resync = now + self.resync
+                self.enqueue_all()
+            was_leading = leading
+            self._stop.wait(1.0)
+
+    def check_kueue(self) -> bool:
+        """Start watching when Kueue's CRDs are served; warn once when they are not."""
+        self.crd_checks += 1
+        served = {r.name for r in self.discovery.served_at(KUEUE_API_VERSION, max_age=0.0)}
+        missing = [r for r in NEEDED if r not in served]
+        if missing:
+            if not self.crd_warnings:
+                text = (
+                    f"Kueue admission is off: the cluster serves no {KUEUE_API_VERSION} "
+                    f"{' or '.join(missing)} (install Kueue's CRDs); looking again every "
+                    f"{self.crd_check_interval:g}s"
+                )
+                self.crd_warnings.append(text)
+                log.warning("%s", text)
+            return False
+        self._start_informers()
+        return True
+
+    def _start_informers(self) -> None:
+        for entry in self.entries:
+            gvk = entry.gvk
+            if gvk is None or (gvk.api_version, gvk.kind) in self.kinds:
+                continue
+            rows = self.discovery.served_at(gvk.api_version, max_age=self.resync)
+            plural = next((r.name for r in rows if r.kind == gvk.kind and "/" not in r.name), None)
+            if plural is None:
+                continue  # the type is not served here
+            informer = Informer(
+                self.client,
+                api_path(gvk.api_version, plural),
+                resource=plural,
+                label_selector=KUEUE_QUEUE_LABEL,
+            )
+            informer.add_handler(
+                EventHandler(
+                    on_add=self._changed,
+                    on_update=lambda _old, new: self._changed(new),
+                    on_delete=self._deleted,
+                )
+            )
+            self.kinds[(gvk.api_version, gvk.kind)] = _Kind(entry, plural, informer)
+        workloads = Informer(
+            self.client,
+            api_path(KUEUE_API_VERSION, "workloads"),
+            resource="workloads",
+            label_selector=KUEUE_JOB_UID_LABEL,
+        )
+        workloads.add_handler(
+            EventHandler(
+                on_add=self._workload_changed,
+                on_update=lambda _old, new: self._workload_changed(new),
+                on_delete=self._workload_changed,
+            )
+        )
+        for kind in self.kinds.values():
+            kind.informer.start()
+        workloads.start()
+        self.workloads = workloads
+        log.info("Kueue admission watches %d workload types", len(self.kinds))
+
+    # ------------------------------------------------------------------------------ events
+
+    def _changed(self, obj: Obj) -> None:
+        meta = _meta(obj)
+        self.queue.add(
+            (
+                str(obj.get("apiVersion")),
+                str(obj.get("kind")),
+                str(meta.get("namespace")),
+                str(meta.get("name")),
+            )
+        )
+
+    def _deleted(self, obj: Obj) -> None:
+        meta = _meta(obj)
+        key = (
+            str(obj.get("apiVersion")),
+            str(obj.get("kind")),
+            str(meta.get("namespace")),
+            str(meta.get("name")),
+        )
+        with self._lock:
+            self._reported.pop(key, None)
+
+    def _workload_changed(self, wl: Obj) -> None:
+        meta = _meta(wl)
+        for ref in meta.get("ownerReferences") or ():
+            if not isinstance(ref, Mapping) or not ref.get("controller"):
+                continue
+            kind = (str(ref.get("apiVersion")), str(ref.get("kind")))
+            if kind in self.kinds:
+                self.queue.add((*kind, str(meta.get("namespace")), str(ref.get("name"))))
+
+    def enqueue_all(self) -> None:
+        for kind in list(self.kinds.values()):
+            for obj in kind.informer.store.list():
+                self._changed(obj)
+
+    # ------------------------------------------------------------------------------ workers
+
+    def _process(self, key: Key) -> None:
+        if not self._leading():
+            return
+        kind = self.kinds.get((key[0], key[1]))
+        if kind is None:
+            return
+        obj = kind.informer.store.get(key[2], key[3])
+        if obj is None or KUEUE_QUEUE_LABEL not in (_meta(obj).get("labels") or {}):
+            return
+        try:
+            action = self.sync(kind, obj)
+        except FlavorNotFoundError as exc:
+            self._report(key, str(exc))
+            raise  # the ResourceFlavor may yet be created: retried with backoff
+        except KueueAdmissionError as exc:
+            self._report(key, str(exc))
+            return
+        except (ApiError, ConnectionFailedError):
+            raise  # the API server's trouble: retried with backoff
+        except WorkloadMapError as exc:  # the workload's own gang plan or Workload is refused
+            self._report(key, f"{key[1]} {key[2]}/{key[3]}: {exc}; nothing written")
+            return
+        with self._lock:
+            self._reported.pop(key, None)
+        self.actions[action] += 1
+
+    def _report(self, key: Key, message: str) -> None:
+        with self._lock:
+            if self._reported.get(key) == message:
+                return
+            self._reported[key] = message
+        log.warning("Kueue admission: %s", message)
+
+    def _give_up(self, key: Key, exc: BaseException) -> None:
+        if not self._stop.is_set():
+            log.warning(
+                "Kueue admission of %s %s/%s keeps failing (%s); retrying in %gs",
+                key[1],
+                key[2],
+                key[3],
+                exc,
+                self.retry_after,
+            )
+            self.queue.add_after(key, self.retry_after)
+
+    def _priority_value(self, name: str) -> int | None:
+        try:
+            pc = self.client.get(api_path("scheduling.k8s.io/v1", "priorityclasses", None, name))
+        except NotFoundError:
+            return None
+        value = pc.get("value")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def _flavors(self, wl: Mapping[str, Any]) -> dict[str, Obj]:
+        out: dict[str, Obj] = {}
+        for names in assigned_flavors(wl).values():
+            for name in names:
+                if name in out:
+                    continue
+                with contextlib.suppress(NotFoundError):  # missing: pod_set_infos names it
+                    out[name] = self.client.get(api_path(KUEUE_API_VERSION, "resourceflavors", None, name))
+        return out
+
+    def sync(self, kind: _Kind, obj: Obj) -> str:
+        """One reconciliation of ``obj``; returns what it did."""
+        definition = kind.entry.karta
+        meta = _meta(obj)
+        ns, name = str(meta.get("namespace")), str(meta.get("name"))
+        what = f"{obj.get('kind')} {ns}/{name}"
+        plan = plan_gangs(definition, obj)
+        if not plan.suspend_actions:
+            raise KueueAdmissionError(
+                f'{what} has the {KUEUE_QUEUE_LABEL} label, but definition "{plan.definition}" gives '
+                f"{plan.kind} no suspend actions: Kueue cannot hold it; nothing written"
+            )
+        rendered = render(plan, "kueue", RenderOptions(priority_value=self._priority_value))
+        if not rendered.objects:
+            raise KueueAdmissionError(
+                f"{what}: no Kueue Workload ({'; '.join(rendered.notes)}); nothing written"
+            )
+        desired = rendered.objects[0]
+        wl_path = api_path(KUEUE_API_VERSION, "workloads", ns, desired["metadata"]["name"])
+        path = api_path(str(obj.get("apiVersion")), kind.plural, ns, name)
+        suspended = not writeback.actions_not_kept(definition, obj, None, "suspend")
+        try:
+            wl: Obj | None = self.client.get(wl_path)
+        except NotFoundError:
+            wl = None
+        if wl is None:
+            if not suspended:
+                self._write(path, obj, lambda o: writeback.suspend(definition, o))
+            self.client.create(
+                api_path(KUEUE_API_VERSION, "workloads", ns), desired, field_manager=FIELD_MANAGER
+            )
+            return "created"
+        owner = next(
+            (
+                r
+                for r in _meta(wl).get("ownerReferences") or ()
+                if isinstance(r, Mapping) and r.get("controller")
+            ),
+            None,
+        )
+        if owner is None or owner.get("uid") != meta.get("uid"):
+            held = f"{owner.get('kind')} {owner.get('name')}" if owner else "no controller"
+            raise KueueAdmissionError(
+                f"{what}: Workload {ns}/{desired['metadata']['name']} belongs to {held}, not to it; "
+                "nothing written"
+            )
+        state = phase(wl)
+        if state == "admitted":
+            if not suspended:
+                return "running"
+            flavors = self._flavors(wl)
+            self._write(path, obj, lambda o: admit(definition, o, plan_gangs(definition, o), wl, flavors))
+            return "admitted"
+        if state == "evicted" or not suspended:
+            self._write(path, obj, lambda o: stop(definition, o, plan_gangs(definition, o), wl))
+            return "stopped"
+        spec = wl.get("spec")
+        have = pod_set_shape(spec.get("podSets") or () if isinstance(spec, Mapping) else ())
+        if have != pod_set_shape(desired["spec"]["podSets"]):
+            self.client.delete(wl_path, resource_version=_meta(wl).get("resourceVersion"))
+            self.queue.add((str(obj.get("apiVersion")), str(obj.get("kind")), ns, name))
+            return "replaced"
+        return "waiting"
+
+    def _write(self, path: str, obj: Obj, compute: Callable[[Obj], writeback.Change]) -> None:
+        write_change(self.client, path, compute, field_manager=FIELD_MANAGER, current=obj)
+
+
+__all__ = ["FIELD_MANAGER", "KueueAdmission", "admission_entries"]

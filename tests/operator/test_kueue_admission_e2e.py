@@ -1,0 +1,375 @@
+"""The Kueue admission controller against the real API server, with Kueue's real CRDs (v0.19.2,
+``$WMAP_SHARED_DIR/crds/kueue``) and JobSet's, and a JobSet shaped as users create it (the
+catalog's lifecycle fixture ``jobset-x-k8s-io-jobset-v1alpha2/created.yaml``).
+
+Kueue itself cannot run here, so its scheduler is played by status patches shaped as Kueue writes
+them; each names the Kueue source it follows. The queue objects (ResourceFlavor, ClusterQueue,
+LocalQueue) are created from Kueue's documented single-ClusterQueue setup
+(site/static/examples/admin/single-clusterqueue-setup.yaml), so the real CRDs check them too.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.support.kube import KubeTestClient
+from workload_map.catalog import get_definition
+from workload_map.cluster import ConnectionOptions, KubeClient
+from workload_map.definitions_source import DefinitionEntry
+from workload_map.operator.kueue import KueueAdmission
+
+pytestmark = pytest.mark.cluster
+
+LIFECYCLE = Path(__file__).parents[1] / "catalog" / "lifecycles"
+KUEUE = "kueue.x-k8s.io/v1beta2"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+T0 = "2026-12-02T07:00:00Z"
+
+
+def _jobset(namespace: str, name: str) -> dict[str, Any]:
+    doc = yaml.safe_load((LIFECYCLE / "jobset-x-k8s-io-jobset-v1alpha2" / "created.yaml").read_text())
+    obj: dict[str, Any] = copy.deepcopy(doc["object"])
+    meta = obj["metadata"]
+    for key in ("uid", "creationTimestamp", "generation"):
+        meta.pop(key, None)
+    meta.update(namespace=namespace, name=name, labels={QUEUE_LABEL: "team-a"})
+    # A user's own placement on the workers, which the admission must keep and eviction restore.
+    workers = obj["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["spec"]
+    workers["nodeSelector"] = {"team": "a"}
+    workers["tolerations"] = [{"key": "team-a", "operator": "Exists", "effect": "NoSchedule"}]
+    return obj
+
+
+def _entry(api_version: str, kind: str) -> DefinitionEntry:
+    karta = get_definition(api_version, kind)
+    assert karta is not None
+    return DefinitionEntry(karta, "catalog")
+
+
+def _condition(kind: str, status: str, reason: str, message: str) -> dict[str, str]:
+    return {"type": kind, "status": status, "reason": reason, "message": message, "lastTransitionTime": T0}
+
+
+def _admit(kube: KubeTestClient, wl: dict[str, Any], flavors: dict[str, dict[str, str]]) -> None:
+    """Kueue's scheduler admitting ``wl`` (QuotaReserved, then Admitted once no admission check
+    is pending): the status ``workload.SetQuotaReservation`` + ``SyncAdmittedCondition`` write
+    (pkg/workload/admission.go), as kueue's job_controller_test.go builds it with
+    ``MakeAdmission("cq").PodSets(...)`` and ``Admitted(true)``: one podSetAssignment per podSet
+    with its resource -> flavor map and count."""
+    assignments = [
+        {"name": ps["name"], "flavors": flavors[ps["name"]], "count": ps["count"]}
+        for ps in wl["spec"]["podSets"]
+    ]
+    kube.set_status(
+        wl,
+        {
+            "admission": {"clusterQueue": "cluster-queue", "podSetAssignments": assignments},
+            "conditions": [
+                _condition(
+                    "QuotaReserved", "True", "QuotaReserved", "Quota reserved in ClusterQueue cluster-queue"
+                ),
+                _condition("Admitted", "True", "Admitted", "The workload is admitted"),
+            ],
+        },
+    )
+
+
+def _evict(kube: KubeTestClient, wl: dict[str, Any]) -> None:
+    """Kueue preempting ``wl``: ``workload.SetEvictedCondition`` (Evicted true, reason Preempted),
+    then ``UnsetQuotaReservationWithCondition`` clears ``status.admission`` and sets QuotaReserved
+    and Admitted false (pkg/workload/workload.go; job_controller_test.go case "when workload is
+    evicted, suspend, reset startTime and restore node affinity")."""
+    kube.set_status(
+        wl,
+        {
+            "conditions": [
+                _condition(
+                    "QuotaReserved", "False", "Pending", "Preempted to accommodate a higher priority Workload"
+                ),
+                _condition("Admitted", "False", "NoReservation", "The workload has no reservation"),
+                _condition(
+                    "Evicted", "True", "Preempted", "Preempted to accommodate a higher priority Workload"
+                ),
+            ]
+        },
+    )
+
+
+@pytest.fixture
+def client(cluster: Any, tmp_path: Path) -> Iterator[KubeClient]:
+    kubeconfig = cluster.write_kubeconfig(tmp_path / "kubeconfig")
+    c = KubeClient.from_options(ConnectionOptions(kubeconfig=str(kubeconfig)), connect_tries=1)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def queues(kube: KubeTestClient) -> Iterator[tuple[str, str]]:
+    """Two ResourceFlavors, a ClusterQueue over them and (per test namespace) a LocalQueue."""
+    suffix = kube.create_namespace("wmap-kq")  # a unique name for the cluster-scoped objects
+    on_demand, spot = f"on-demand-{suffix}", f"spot-{suffix}"
+    created = [
+        kube.create(
+            {
+                "apiVersion": KUEUE,
+                "kind": "ResourceFlavor",
+                "metadata": {"name": on_demand},
+                "spec": {"nodeLabels": {"instance-type": "on-demand"}},
+            }
+        ),
+        kube.create(
+            {
+                "apiVersion": KUEUE,
+                "kind": "ResourceFlavor",
+                "metadata": {"name": spot},
+                "spec": {
+                    "nodeLabels": {"instance-type": "spot", "cloud.example.com/gpu": "h100"},
+                    "tolerations": [
+                        {"key": "spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+                    ],
+                },
+            }
+        ),
+        kube.create(
+            {
+                "apiVersion": KUEUE,
+                "kind": "ClusterQueue",
+                "metadata": {"name": f"cluster-queue-{suffix}"},
+                "spec": {
+                    "namespaceSelector": {},
+                    "resourceGroups": [
+                        {
+                            "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+                            "flavors": [
+                                {
+                                    "name": name,
+                                    "resources": [
+                                        {"name": "cpu", "nominalQuota": "200"},
+                                        {"name": "memory", "nominalQuota": "2Ti"},
+                                        {"name": "nvidia.com/gpu", "nominalQuota": "40"},
+                                    ],
+                                }
+                                for name in (on_demand, spot)
+                            ],
+                        }
+                    ],
+                },
+            }
+        ),
+    ]
+    yield on_demand, spot
+    for obj in created:
+        kube.delete_obj(obj)
+
+
+def _local_queue(kube: KubeTestClient, namespace: str, suffix: str) -> None:
+    kube.create(
+        {
+            "apiVersion": KUEUE,
+            "kind": "LocalQueue",
+            "metadata": {"name": "team-a", "namespace": namespace},
+            "spec": {"clusterQueue": f"cluster-queue-{suffix}"},
+        }
+    )
+
+
+def _templates(js: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {rj["name"]: rj["template"]["spec"]["template"]["spec"] for rj in js["spec"]["replicatedJobs"]}
+
+
+def _wait(kube: KubeTestClient, check: Any, timeout: float = 60.0) -> Any:
+    return kube.wait_until(check, timeout=timeout, interval=0.2)
+
+
+@pytest.fixture
+def controller(client: KubeClient) -> Iterator[KueueAdmission]:
+    ctl = KueueAdmission(
+        client,
+        [_entry("jobset.x-k8s.io/v1alpha2", "JobSet"), _entry("apps/v1", "Deployment")],
+        workers=2,
+        resync=3600,
+        crd_check_interval=3600,
+    ).start()
+    try:
+        _wait_running(ctl)
+        yield ctl
+    finally:
+        ctl.stop()
+
+
+def _wait_running(ctl: KueueAdmission) -> None:
+    import time
+
+    deadline = time.monotonic() + 60
+    while not (ctl.running and ctl.synced()):
+        assert time.monotonic() < deadline, "the Kueue admission controller did not start"
+        time.sleep(0.1)
+
+
+def test_suspend_create_admit_evict(
+    kube: KubeTestClient, controller: KueueAdmission, queues: tuple[str, str], namespace: str
+) -> None:
+    on_demand, spot = queues
+    _local_queue(kube, namespace, on_demand.removeprefix("on-demand-"))
+    js = kube.create(_jobset(namespace, "train"))
+    original = _templates(js)
+    assert js["spec"]["suspend"] is False  # as the user created it
+
+    # Held: suspended through the definition, and its Workload created with an owner reference.
+    wl = _wait(kube, lambda: _get(kube, namespace, "jobset-train"))
+    held = _wait(kube, lambda: (o := kube.get_obj(js))["spec"]["suspend"] is True and o)
+    assert _templates(held) == original
+    (ref,) = wl["metadata"]["ownerReferences"]
+    assert (ref["kind"], ref["name"], ref["uid"], ref["controller"]) == (
+        "JobSet",
+        "train",
+        js["metadata"]["uid"],
+        True,
+    )
+    assert [(ps["name"], ps["count"]) for ps in wl["spec"]["podSets"]] == [("leader", 1), ("workers", 4)]
+    assert wl["spec"]["queueName"] == "team-a"
+
+    # Admitted: the flavors' node labels and tolerations in each podSet's template, then resumed.
+    _admit(
+        kube,
+        wl,
+        {"leader": {"cpu": on_demand, "nvidia.com/gpu": on_demand}, "workers": {"cpu": spot, "memory": spot}},
+    )
+    running = _wait(kube, lambda: (o := kube.get_obj(js))["spec"]["suspend"] is False and o)
+    t = _templates(running)
+    assert t["leader"]["nodeSelector"] == {"instance-type": "on-demand"}
+    assert "tolerations" not in t["leader"]
+    assert t["workers"]["nodeSelector"] == {
+        "team": "a",
+        "instance-type": "spot",
+        "cloud.example.com/gpu": "h100",
+    }
+    assert t["workers"]["tolerations"] == [
+        {"key": "team-a", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
+    ]
+    # Nothing else in the templates moved.
+    for name in ("leader", "workers"):
+        assert {k: v for k, v in t[name].items() if k not in ("nodeSelector", "tolerations")} == {
+            k: v for k, v in original[name].items() if k not in ("nodeSelector", "tolerations")
+        }
+
+    # Evicted: suspended again and the templates restored from the Workload's podSets.
+    _evict(kube, kube.get_obj(wl))
+    stopped = _wait(kube, lambda: (o := kube.get_obj(js))["spec"]["suspend"] is True and o)
+    _wait(kube, lambda: _templates(kube.get_obj(js)) == original)
+    assert stopped["metadata"]["uid"] == js["metadata"]["uid"]
+    assert controller.problems() == {}
+
+    # Admitted again (Kueue's SetQuotaReservation sets Evicted false): runs again.
+    wl = kube.get_obj(wl)
+    _admit(kube, wl, {"leader": {"cpu": on_demand}, "workers": {"cpu": on_demand}})
+    again = _wait(kube, lambda: (o := kube.get_obj(js))["spec"]["suspend"] is False and o)
+    assert _templates(again)["workers"]["nodeSelector"] == {"team": "a", "instance-type": "on-demand"}
+
+
+def _get(kube: KubeTestClient, namespace: str, name: str) -> dict[str, Any] | None:
+    from tests.support.kube import KubeApiError
+
+    try:
+        return kube.get(KUEUE, "workloads", name, namespace)
+    except KubeApiError as exc:
+        if exc.status_code == 404:
+            return None
+        raise
+
+
+def _problem(controller: KueueAdmission, name: str) -> str:
+    return next((m for k, m in controller.problems().items() if k[3] == name), "")
+
+
+def test_bad_admissions_write_nothing(
+    kube: KubeTestClient, controller: KueueAdmission, queues: tuple[str, str], namespace: str
+) -> None:
+    on_demand, _ = queues
+    # A podSet name the plan does not have (Kueue's BadPodSetsInfoLenError / podSet lookup).
+    js = kube.create(_jobset(namespace, "stray"))
+    wl = _wait(kube, lambda: _get(kube, namespace, "jobset-stray"))
+    held = _wait(kube, lambda: (o := kube.get_obj(js))["spec"]["suspend"] is True and o)
+    kube.set_status(
+        wl,
+        {
+            "admission": {
+                "clusterQueue": "cluster-queue",
+                "podSetAssignments": [
+                    {"name": "leader", "flavors": {"cpu": on_demand}, "count": 1},
+                    {"name": "launcher", "flavors": {"cpu": on_demand}, "count": 4},
+                ],
+            },
+            "conditions": [
+                _condition("QuotaReserved", "True", "QuotaReserved", "Quota reserved"),
+                _condition("Admitted", "True", "Admitted", "The workload is admitted"),
+            ],
+        },
+    )
+    text = _wait(kube, lambda: _problem(controller, "stray"))
+    assert 'assigns podSet "launcher", which JobSet' in text and "nothing written" in text
+    assert kube.get_obj(js)["metadata"]["resourceVersion"] == held["metadata"]["resourceVersion"]
+
+    # A flavor that does not exist (kueue podset_test.go TestFromAssignment "flavor not found").
+    js2 = kube.create(_jobset(namespace, "noflavor"))
+    wl2 = _wait(kube, lambda: _get(kube, namespace, "jobset-noflavor"))
+    held2 = _wait(kube, lambda: (o := kube.get_obj(js2))["spec"]["suspend"] is True and o)
+    _admit(kube, wl2, {"leader": {"cpu": "no-such-flavor"}, "workers": {"cpu": on_demand}})
+    text = _wait(kube, lambda: _problem(controller, "noflavor"))
+    assert 'ResourceFlavor "no-such-flavor", which does not exist' in text
+    assert kube.get_obj(js2)["metadata"]["resourceVersion"] == held2["metadata"]["resourceVersion"]
+
+    # A type whose definition cannot suspend: reported, nothing written, no Workload.
+    deploy = kube.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": namespace, "labels": {QUEUE_LABEL: "team-a"}},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+                },
+            },
+        }
+    )
+    text = _wait(kube, lambda: _problem(controller, "web"))
+    assert 'definition "' in text and "no suspend actions" in text and "nothing written" in text
+    assert kube.get_obj(deploy)["metadata"]["resourceVersion"] == deploy["metadata"]["resourceVersion"]
+    assert _get(kube, namespace, "deployment-web") is None
+
+
+def test_missing_kueue_crds_warn_once(
+    kkube: KubeTestClient, kcluster: Any, tmp_path: Path, caplog: Any
+) -> None:
+    """The Karta cluster serves no Kueue: one warning, one look per interval, nothing watched."""
+    kubeconfig = kcluster.write_kubeconfig(tmp_path / "kubeconfig")
+    with KubeClient.from_options(ConnectionOptions(kubeconfig=str(kubeconfig)), connect_tries=1) as client:
+        ctl = KueueAdmission(client, [_entry("jobset.x-k8s.io/v1alpha2", "JobSet")], crd_check_interval=3600)
+        caplog.set_level(logging.WARNING, logger="workload_map.operator.kueue")
+        ctl.start()
+        try:
+            import time
+
+            deadline = time.monotonic() + 60
+            while ctl.crd_checks < 1:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+            assert not ctl.check_kueue()  # the next interval's look: no second warning
+        finally:
+            ctl.stop()
+    assert ctl.crd_checks == 2
+    assert not ctl.running and ctl.kinds == {}
+    (text,) = ctl.crd_warnings
+    assert "serves no kueue.x-k8s.io/v1beta2 workloads or resourceflavors" in text
+    assert [r.getMessage() for r in caplog.records if r.name == "workload_map.operator.kueue"] == [text]
