@@ -373,3 +373,53 @@ def test_missing_kueue_crds_warn_once(
     (text,) = ctl.crd_warnings
     assert "serves no kueue.x-k8s.io/v1beta2 workloads or resourceflavors" in text
     assert [r.getMessage() for r in caplog.records if r.name == "workload_map.operator.kueue"] == [text]
+
+
+def test_operator_flag_runs_it(kcluster: Any, kkube: KubeTestClient, tmp_path: Path) -> None:
+    """``wmap operator --kueue`` as users run it: on a cluster without Kueue it says so once in
+    its log and stays ready (the reconciler and health endpoints are unaffected)."""
+    from tests.operator.helpers import OperatorProcess, wait_for
+
+    opns = kkube.create_namespace("wmap-kueue-op")
+    proc = OperatorProcess(
+        kcluster,
+        tmp_path,
+        opns,
+        identity="kueue-a",
+        register=False,
+        extra=("--webhook-listen", "", "--kueue", "--kueue-type", "JobSet.jobset.x-k8s.io"),
+    )
+    try:
+        proc.ready()
+        wait_for(lambda: "Kueue admission is off" in _whole_log(proc), what="the Kueue warning")
+    finally:
+        proc.stop()
+    assert _whole_log(proc).count("Kueue admission is off") == 1
+
+
+def _whole_log(proc: Any) -> str:
+    text: str = proc.log_path.read_text(errors="replace")
+    return text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--kueue", "--kueue-type", "Gizmo"), "--kueue-type Gizmo: no catalog definition has that kind"),
+        (("--kueue", "--no-reconcile"), "--kueue needs --reconcile"),
+    ],
+)
+def test_operator_flag_misuse(kcluster: Any, tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    import subprocess
+    import sys
+
+    kubeconfig = kcluster.write_kubeconfig(tmp_path / "kubeconfig")
+    done = subprocess.run(
+        [sys.executable, "-m", "workload_map.cli.main", "operator", "--kubeconfig", str(kubeconfig)]
+        + ["--webhook-listen", "", "--health-listen", "", "--no-leader-elect", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
