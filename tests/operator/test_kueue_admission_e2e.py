@@ -261,6 +261,12 @@ def test_suspend_create_admit_evict(
             k: v for k, v in original[name].items() if k not in ("nodeSelector", "tolerations")
         }
 
+    # As Kueue's job reconciler records them, on the workload.
+    reasons = _wait(
+        kube, lambda: (r := _reasons(kube, namespace, "train")) >= {"CreatedWorkload", "Started"} and r
+    )
+    assert "Stopped" in reasons  # suspended at first: not admitted by a cluster queue
+
     # Evicted: suspended again and the templates restored from the Workload's podSets.
     _evict(kube, kube.get_obj(wl))
     stopped = _wait(kube, lambda: (o := kube.get_obj(js))["spec"]["suspend"] is True and o)
@@ -273,6 +279,64 @@ def test_suspend_create_admit_evict(
     _admit(kube, wl, {"leader": {"cpu": on_demand}, "workers": {"cpu": on_demand}})
     again = _wait(kube, lambda: (o := kube.get_obj(js))["spec"]["suspend"] is False and o)
     assert _templates(again)["workers"]["nodeSelector"] == {"team": "a", "instance-type": "on-demand"}
+
+
+def _reasons(kube: KubeTestClient, namespace: str, name: str) -> set[str]:
+    events = kube.request("GET", f"/api/v1/namespaces/{namespace}/events")["items"]
+    return {e["reason"] for e in events if e["involvedObject"]["name"] == name}
+
+
+def test_a_queued_workload_keeps_its_workload_in_step(
+    kube: KubeTestClient, controller: KueueAdmission, namespace: str
+) -> None:
+    """Scaled while pending: the Workload no longer stands for it and is created again (Kueue's
+    job reconciler deletes a Workload that is not equivalent to its job); a Workload of the same
+    name owned by another object is left alone and reported."""
+    js = kube.create(_jobset(namespace, "grow"))
+    wl = _wait(kube, lambda: _get(kube, namespace, "jobset-grow"))
+    _wait(kube, lambda: kube.get_obj(js)["spec"]["suspend"] is True)
+    current = kube.get_obj(js)
+    current["spec"]["replicatedJobs"][1]["replicas"] = 3
+    kube.update(current)
+    fresh = _wait(
+        kube,
+        lambda: (
+            (w := _get(kube, namespace, "jobset-grow"))
+            and w["metadata"]["uid"] != wl["metadata"]["uid"]
+            and [(ps["name"], ps["count"]) for ps in w["spec"]["podSets"]] == [("leader", 1), ("workers", 6)]
+            and w
+        ),
+    )
+    assert fresh["metadata"]["ownerReferences"][0]["uid"] == js["metadata"]["uid"]
+
+    # A Workload named as ours would be, controlled by a ConfigMap.
+    cm = kube.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other", "namespace": namespace}}
+    )
+    foreign = copy.deepcopy(fresh)
+    foreign["metadata"] = {
+        "name": "jobset-taken",
+        "namespace": namespace,
+        "labels": {"kueue.x-k8s.io/job-uid": "x"},
+        "ownerReferences": [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "name": "other",
+                "uid": cm["metadata"]["uid"],
+                "controller": True,
+            }
+        ],
+    }
+    kube.create(foreign)
+    taken = kube.create(_jobset(namespace, "taken"))
+    text = _wait(kube, lambda: _problem(controller, "taken"))
+    assert (
+        "Workload " + namespace + "/jobset-taken belongs to ConfigMap other, not to it; nothing written"
+        in text
+    )
+    assert kube.get_obj(taken)["metadata"]["resourceVersion"] == taken["metadata"]["resourceVersion"]
+    assert "KueueAdmission" in _wait(kube, lambda: _reasons(kube, namespace, "taken"))
 
 
 def _get(kube: KubeTestClient, namespace: str, name: str) -> dict[str, Any] | None:
@@ -415,8 +479,10 @@ def test_operator_flag_misuse(kcluster: Any, tmp_path: Path, args: tuple[str, ..
 
     kubeconfig = kcluster.write_kubeconfig(tmp_path / "kubeconfig")
     done = subprocess.run(
-        [sys.executable, "-m", "workload_map.cli.main", "operator", "--kubeconfig", str(kubeconfig)]
-        + ["--webhook-listen", "", "--health-listen", "", "--no-leader-elect", *args],
+        [
+            *(sys.executable, "-m", "workload_map.cli.main", "operator", "--kubeconfig", str(kubeconfig)),
+            *("--webhook-listen", "", "--health-listen", "", "--no-leader-elect", *args),
+        ],
         capture_output=True,
         text=True,
         timeout=120,

@@ -36,6 +36,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from workload_map.cluster.client import KubeClient
@@ -67,6 +68,9 @@ Obj = dict[str, Any]
 Key = tuple[str, str, str, str]
 
 FIELD_MANAGER = "wmap-kueue"
+#: PriorityClass values are read again after this many seconds; at most this many are kept.
+PRIORITY_TTL = 60.0
+MAX_PRIORITIES = 1000
 #: Kueue resources the controller needs served before it starts.
 NEEDED = ("workloads", "resourceflavors")
 
@@ -149,6 +153,7 @@ class KueueAdmission:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._reported: dict[Key, str] = {}
+        self._priorities: dict[str, tuple[float, int | None]] = {}
         #: What each reconciliation did (``created``, ``admitted``, ``stopped``...): diagnostics, tests.
         self.actions: Counter[str] = Counter()
         #: Times Kueue's CRDs were looked for, and the warnings given about them.
@@ -324,26 +329,28 @@ class KueueAdmission:
         try:
             action = self.sync(kind, obj)
         except FlavorNotFoundError as exc:
-            self._report(key, str(exc))
+            self._report(key, obj, str(exc))
             raise  # the ResourceFlavor may yet be created: retried with backoff
         except KueueAdmissionError as exc:
-            self._report(key, str(exc))
+            self._report(key, obj, str(exc))
             return
         except (ApiError, ConnectionFailedError):
             raise  # the API server's trouble: retried with backoff
         except WorkloadMapError as exc:  # the workload's own gang plan or Workload is refused
-            self._report(key, f"{key[1]} {key[2]}/{key[3]}: {exc}; nothing written")
+            self._report(key, obj, f"{key[1]} {key[2]}/{key[3]}: {exc}; nothing written")
             return
         with self._lock:
             self._reported.pop(key, None)
-        self.actions[action] += 1
+            self.actions[action] += 1
 
-    def _report(self, key: Key, message: str) -> None:
+    def _report(self, key: Key, obj: Mapping[str, Any], message: str) -> None:
+        """Say once (log and a Warning Event on the workload) why a workload was left as it is."""
         with self._lock:
             if self._reported.get(key) == message:
                 return
             self._reported[key] = message
         log.warning("Kueue admission: %s", message)
+        self._event(obj, "Warning", "KueueAdmission", message)
 
     def _give_up(self, key: Key, exc: BaseException) -> None:
         if not self._stop.is_set():
@@ -358,12 +365,23 @@ class KueueAdmission:
             self.queue.add_after(key, self.retry_after)
 
     def _priority_value(self, name: str) -> int | None:
+        """A PriorityClass's value, read at most once a minute per name (at most 1,000 kept)."""
+        now = time.monotonic()
+        with self._lock:
+            hit = self._priorities.get(name)
+        if hit is not None and now - hit[0] < PRIORITY_TTL:
+            return hit[1]
         try:
             pc = self.client.get(api_path("scheduling.k8s.io/v1", "priorityclasses", None, name))
+            value = pc.get("value")
+            found = value if isinstance(value, int) and not isinstance(value, bool) else None
         except NotFoundError:
-            return None
-        value = pc.get("value")
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+            found = None
+        with self._lock:
+            if len(self._priorities) >= MAX_PRIORITIES:
+                self._priorities.clear()
+            self._priorities[name] = (now, found)
+        return found
 
     def _flavors(self, wl: Mapping[str, Any]) -> dict[str, Obj]:
         out: dict[str, Obj] = {}
@@ -396,15 +414,16 @@ class KueueAdmission:
         wl_path = api_path(KUEUE_API_VERSION, "workloads", ns, desired["metadata"]["name"])
         path = api_path(str(obj.get("apiVersion")), kind.plural, ns, name)
         suspended = not writeback.actions_not_kept(definition, obj, None, "suspend")
-        try:
-            wl: Obj | None = self.client.get(wl_path)
-        except NotFoundError:
-            wl = None
+        wl = self._workload(ns, desired["metadata"]["name"], wl_path)
         if wl is None:
             if not suspended:
                 self._write(path, obj, lambda o: writeback.suspend(definition, o))
+                self._event(obj, "Normal", "Stopped", "Not admitted by cluster queue")
             self.client.create(
                 api_path(KUEUE_API_VERSION, "workloads", ns), desired, field_manager=FIELD_MANAGER
+            )
+            self._event(
+                obj, "Normal", "CreatedWorkload", f"Created Workload: {ns}/{desired['metadata']['name']}"
             )
             return "created"
         owner = next(
@@ -427,10 +446,15 @@ class KueueAdmission:
                 return "running"
             flavors = self._flavors(wl)
             self._write(path, obj, lambda o: admit(definition, o, plan_gangs(definition, o), wl, flavors))
+            queue = ((wl.get("status") or {}).get("admission") or {}).get("clusterQueue")
+            self._event(obj, "Normal", "Started", f"Admitted by clusterQueue {queue}")
             return "admitted"
         if state == "evicted" or not suspended:
-            self._write(path, obj, lambda o: stop(definition, o, plan_gangs(definition, o), wl))
-            return "stopped"
+            done = self._write(path, obj, lambda o: stop(definition, o, plan_gangs(definition, o), wl))
+            if not suspended:
+                why = "Evicted by Kueue" if state == "evicted" else "Not admitted by cluster queue"
+                self._event(obj, "Normal", "Stopped", why)
+            return "stopped" if done else "waiting"
         spec = wl.get("spec")
         have = pod_set_shape(spec.get("podSets") or () if isinstance(spec, Mapping) else ())
         if have != pod_set_shape(desired["spec"]["podSets"]):
@@ -439,8 +463,59 @@ class KueueAdmission:
             return "replaced"
         return "waiting"
 
-    def _write(self, path: str, obj: Obj, compute: Callable[[Obj], writeback.Change]) -> None:
-        write_change(self.client, path, compute, field_manager=FIELD_MANAGER, current=obj)
+    def _write(self, path: str, obj: Obj, compute: Callable[[Obj], writeback.Change]) -> bool:
+        """Write ``compute``'s change (with the resourceVersion precondition); whether it wrote."""
+        done = write_change(self.client, path, compute, field_manager=FIELD_MANAGER, current=obj)
+        return done.after is not None
+
+    def _workload(self, namespace: str, name: str, path: str) -> Obj | None:
+        """The Workload from the informer (it may lag: then from the API server)."""
+        if self.workloads is not None:
+            found = self.workloads.store.get(namespace, name)
+            if found is not None:
+                return found
+        try:
+            return self.client.get(path)
+        except NotFoundError:
+            return None
+
+    def _event(self, obj: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
+        """An Event on the workload, as Kueue's job reconciler records them (same reasons), so
+        ``kubectl describe`` shows what happened; a failure to record it is only logged."""
+        meta = _meta(obj)
+        ns = str(meta.get("namespace") or "default")
+        now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        body = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"generateName": f"{meta.get('name')}.", "namespace": ns},
+            "involvedObject": {
+                "apiVersion": obj.get("apiVersion"),
+                "kind": obj.get("kind"),
+                "namespace": ns,
+                "name": meta.get("name"),
+                "uid": meta.get("uid"),
+            },
+            "reason": reason,
+            "message": message[:1024],
+            "type": type_,
+            "source": {"component": FIELD_MANAGER},
+            "reportingComponent": FIELD_MANAGER,
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+        }
+        try:
+            self.client.create(api_path("v1", "events", ns), body)
+        except WorkloadMapError as exc:
+            log.info(
+                "could not record event %s on %s %s/%s: %s",
+                reason,
+                obj.get("kind"),
+                ns,
+                meta.get("name"),
+                exc,
+            )
 
 
 __all__ = ["FIELD_MANAGER", "KueueAdmission", "admission_entries"]
