@@ -489,3 +489,58 @@ def test_operator_flag_misuse(kcluster: Any, tmp_path: Path, args: tuple[str, ..
     )
     assert done.returncode == 2, done.stderr
     assert message in done.stderr
+
+
+def test_default_types(client: KubeClient) -> None:
+    """By default: every served catalog type whose definition can suspend it, nothing else."""
+    from workload_map.operator.kueue import admission_entries
+
+    entries = admission_entries()
+    kinds = {(e.gvk.group, e.gvk.kind) for e in entries if e.gvk}
+    assert kinds >= {("jobset.x-k8s.io", "JobSet"), ("ray.io", "RayJob"), ("kubeflow.org", "PyTorchJob")}
+    assert not any(kind in ("Deployment", "Pod", "LeaderWorkerSet") for _, kind in kinds)
+    ctl = KueueAdmission(client, entries, resync=3600, crd_check_interval=3600).start()
+    try:
+        _wait_running(ctl)
+        assert ("jobset.x-k8s.io/v1alpha2", "JobSet") in ctl.kinds
+        assert ("apps/v1", "Deployment") not in ctl.kinds
+    finally:
+        ctl.stop()
+
+
+def test_one_version_per_kind(kube: KubeTestClient, client: KubeClient, namespace: str) -> None:
+    """Two definitions of one kind at two versions one CRD serves: one informer (two would see
+    every object twice and act on it through two definitions); the first in order is used."""
+    from tests.support import crds
+    from workload_map.model.definition import Karta
+
+    group = f"{namespace}.example.com"
+    doc = crds.schemaless_crd(group, "Gizmo", "gizmos")
+    v1 = doc["spec"]["versions"][0]
+    doc["spec"]["versions"] = [v1, {**v1, "name": "v2", "storage": False}]
+    crds.install_crds(kube, [doc], downlevel=False)
+    base = _entry("jobset.x-k8s.io/v1alpha2", "JobSet").karta.model_dump(
+        by_alias=True, exclude_none=True, mode="json"
+    )
+    entries = []
+    for version in ("v2", "v1"):
+        d = copy.deepcopy(base)
+        d["metadata"]["name"] = f"gizmo-{version}"
+        d["spec"]["structureDefinition"]["rootComponent"]["kind"] = {
+            "group": group,
+            "version": version,
+            "kind": "Gizmo",
+        }
+        entries.append(DefinitionEntry(Karta.model_validate(d), "catalog"))
+    ctl = KueueAdmission(client, entries, resync=3600, crd_check_interval=3600).start()
+    try:
+        _wait_running(ctl)
+        assert [k for k in ctl.kinds if k[1] == "Gizmo"] == [(f"{group}/v2", "Gizmo")]
+        gizmo = _jobset(namespace, "g")
+        gizmo["apiVersion"], gizmo["kind"] = f"{group}/v1", "Gizmo"
+        made = kube.create(gizmo)
+        _wait(kube, lambda: _get(kube, namespace, "gizmo-g"))
+        held = _wait(kube, lambda: (o := kube.get_obj(made))["spec"]["suspend"] is True and o)
+        assert held["metadata"]["uid"] == made["metadata"]["uid"]
+    finally:
+        ctl.stop()

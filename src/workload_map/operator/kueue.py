@@ -236,14 +236,18 @@ class KueueAdmission:
         return True
 
     def _start_informers(self) -> None:
+        watched: set[tuple[str, str]] = set()
         for entry in self.entries:
             gvk = entry.gvk
-            if gvk is None or (gvk.api_version, gvk.kind) in self.kinds:
+            # One version per kind: two would see every object twice (each version of one CRD)
+            # and act on it through two definitions; the first served in catalog order is used.
+            if gvk is None or (gvk.group, gvk.kind) in watched:
                 continue
             rows = self.discovery.served_at(gvk.api_version, max_age=self.resync)
             plural = next((r.name for r in rows if r.kind == gvk.kind and "/" not in r.name), None)
             if plural is None:
                 continue  # the type is not served here
+            watched.add((gvk.group, gvk.kind))
             informer = Informer(
                 self.client,
                 api_path(gvk.api_version, plural),
