@@ -468,8 +468,8 @@ def test_exporter_max_series() -> None:
 
 def test_kueue_values() -> None:
     """operator.kueue: the operator runs with --kueue and one --kueue-type per type, and may read,
-    watch and patch the workloads, create and delete Kueue Workloads and read ResourceFlavors and
-    PriorityClasses; off by default (no flag, no Kueue rule)."""
+    watch and patch the workloads, create and delete Kueue Workloads, watch ResourceFlavors and
+    read PriorityClasses; off by default (no flag, no Kueue rule)."""
     docs = helm_template(
         "--set", "operator.kueue.enabled=true",
         "--set", "operator.kueue.types={JobSet.jobset.x-k8s.io,RayJob}",
@@ -489,7 +489,11 @@ def test_kueue_values() -> None:
         "resources": ["workloads"],
         "verbs": ["get", "list", "watch", "create", "delete"],
     } in rules
-    assert {"apiGroups": ["kueue.x-k8s.io"], "resources": ["resourceflavors"], "verbs": ["get"]} in rules
+    assert {
+        "apiGroups": ["kueue.x-k8s.io"],
+        "resources": ["resourceflavors"],
+        "verbs": ["get", "list", "watch"],
+    } in rules
     patch = [r for r in rules if "patch" in r["verbs"] and "jobset.x-k8s.io" in r["apiGroups"]]
     assert patch and patch[0]["verbs"] == ["get", "list", "watch", "patch"]
 

@@ -149,6 +149,8 @@ class KueueAdmission:
         )
         self.kinds: dict[tuple[str, str], _Kind] = {}
         self.workloads: Informer | None = None
+        #: ResourceFlavors (cluster-scoped, few): read from here, as Kueue's cached client does.
+        self.flavors: Informer | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -173,8 +175,9 @@ class KueueAdmission:
         self.pool.stop()
         for kind in self.kinds.values():
             kind.informer.stop()
-        if self.workloads is not None:
-            self.workloads.stop()
+        for informer in (self.workloads, self.flavors):
+            if informer is not None:
+                informer.stop()
         if self._thread is not None:
             self._thread.join(5.0)
 
@@ -184,14 +187,14 @@ class KueueAdmission:
         return self.workloads is not None
 
     def synced(self) -> bool:
-        return self.workloads is None or (
-            self.workloads.has_synced() and all(k.informer.has_synced() for k in self.kinds.values())
-        )
+        return self.workloads is None or all(i.has_synced() for i in self._informers())
 
     def alive(self) -> bool:
-        if self.workloads is None:
-            return True
-        return self.workloads.alive and all(k.informer.alive for k in self.kinds.values())
+        return all(i.alive for i in self._informers())
+
+    def _informers(self) -> list[Informer]:
+        found = [k.informer for k in self.kinds.values()]
+        return found + [i for i in (self.workloads, self.flavors) if i is not None]
 
     def problems(self) -> dict[Key, str]:
         """The last problem reported per workload (cleared when it reconciles cleanly)."""
@@ -275,9 +278,14 @@ class KueueAdmission:
                 on_delete=self._workload_changed,
             )
         )
+        flavors = Informer(
+            self.client, api_path(KUEUE_API_VERSION, "resourceflavors"), resource="resourceflavors"
+        )
         for kind in self.kinds.values():
             kind.informer.start()
         workloads.start()
+        flavors.start()
+        self.flavors = flavors
         self.workloads = workloads
         log.info("Kueue admission watches %d workload types", len(self.kinds))
 
@@ -393,7 +401,11 @@ class KueueAdmission:
             for name in names:
                 if name in out:
                     continue
-                with contextlib.suppress(NotFoundError):  # missing: pod_set_infos names it
+                found = self.flavors.store.get("", name) if self.flavors is not None else None
+                if found is not None:
+                    out[name] = found
+                    continue
+                with contextlib.suppress(NotFoundError):  # created a moment ago, or missing (named then)
                     out[name] = self.client.get(api_path(KUEUE_API_VERSION, "resourceflavors", None, name))
         return out
 
