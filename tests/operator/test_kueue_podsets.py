@@ -207,3 +207,26 @@ def test_phase(conditions: list[tuple[str, str]], admission: bool, want: str) ->
     if admission:
         status["admission"] = {"clusterQueue": "cq", "podSetAssignments": []}
     assert phase({"status": status}) == want
+
+
+@pytest.mark.parametrize(
+    ("admission", "message"),
+    [
+        ({"podSetAssignments": "x"}, "must be a list of at most 18 entries"),
+        (
+            {"podSetAssignments": [{"name": f"p{i}"} for i in range(19)]},
+            "must be a list of at most 18 entries",
+        ),
+        ({"podSetAssignments": [{"flavors": {}}]}, r"podSetAssignments\[0\] has no name"),
+        ({"podSetAssignments": [{"name": "leader", "flavors": ["f"]}]}, "must map at most 256 resources"),
+        (
+            {"podSetAssignments": [{"name": "leader", "flavors": {"cpu": 3}}]},
+            r"flavors\[cpu\] is not a ResourceFlavor name",
+        ),
+    ],
+)
+def test_hostile_admissions_are_refused(admission: dict[str, Any], message: str) -> None:
+    """A Workload's status is API-server input like any other: bounded and checked, naming the field."""
+    wl = {"metadata": {"name": "w", "namespace": "ml"}, "status": {"admission": admission}}
+    with pytest.raises(KueueAdmissionError, match=message):
+        pod_set_infos(wl, FLAVORS)
