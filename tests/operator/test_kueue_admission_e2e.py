@@ -184,7 +184,7 @@ def _templates(js: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {rj["name"]: rj["template"]["spec"]["template"]["spec"] for rj in js["spec"]["replicatedJobs"]}
 
 
-def _wait(kube: KubeTestClient, check: Any, timeout: float = 60.0) -> Any:
+def _wait(kube: KubeTestClient, check: Any, timeout: float = 120.0) -> Any:
     return kube.wait_until(check, timeout=timeout, interval=0.2)
 
 
@@ -207,7 +207,7 @@ def controller(client: KubeClient) -> Iterator[KueueAdmission]:
 def _wait_running(ctl: KueueAdmission) -> None:
     import time
 
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     while not (ctl.running and ctl.synced()):
         assert time.monotonic() < deadline, "the Kueue admission controller did not start"
         time.sleep(0.1)
@@ -425,7 +425,7 @@ def test_missing_kueue_crds_warn_once(
         try:
             import time
 
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 120
             while ctl.crd_checks < 1:
                 assert time.monotonic() < deadline
                 time.sleep(0.1)
@@ -454,8 +454,8 @@ def test_operator_flag_runs_it(kcluster: Any, kkube: KubeTestClient, tmp_path: P
         extra=("--webhook-listen", "", "--kueue", "--kueue-type", "JobSet.jobset.x-k8s.io"),
     )
     try:
-        proc.ready()
-        wait_for(lambda: "Kueue admission is off" in _whole_log(proc), what="the Kueue warning")
+        proc.ready(timeout=120)
+        wait_for(lambda: "Kueue admission is off" in _whole_log(proc), timeout=120, what="the Kueue warning")
     finally:
         proc.stop()
     assert _whole_log(proc).count("Kueue admission is off") == 1
