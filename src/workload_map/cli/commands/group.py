@@ -162,12 +162,7 @@ def _other_scheduler(
     except WorkloadMapError as exc:
         raise CommandError(f'group Pod "{pod}": {exc}') from exc
     if found.object is None:
-        plan, rendered = found.answer.plan, found.answer.rendered
-        why = "; ".join([*plan.notes, *rendered.notes]) or "its component is in no gang"
-        raise CommandError(
-            f'group Pod "{pod}": {plan.kind}/{plan.name} gives {scheduler} no object for component '
-            f"{found.component!r}: {why}"
-        )
+        raise CommandError(f'group Pod "{pod}": {found.missing()}')
     if fmt in ("json", "yaml"):
         from workload_map.views.machine import dump
 
@@ -182,14 +177,7 @@ def _scheduler_table(found: Any) -> str:
     obj, plan = found.object, found.answer.plan
     pod_meta = found.pod.get("metadata") or {}
     spec = obj.get("spec") or {}
-    change = next(
-        (
-            c
-            for c in found.answer.rendered.template_changes
-            if (c.component, c.instance_id) == (found.component, found.instance_id)
-        ),
-        None,
-    )
+    change = found.template_change
     rows = [
         ["Pod:", f"{pod_meta.get('namespace')}/{pod_meta.get('name')}"],
         ["Top owner:", f"{plan.kind}/{plan.name}"],
