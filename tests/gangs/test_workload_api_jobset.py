@@ -12,31 +12,11 @@ from typing import Any
 
 import pytest
 
+from tests.resolve.defs import jobset_rj
 from tests.support.openapi_schema import openapi_dir, validate
 from workload_map.catalog import get_definition
 from workload_map.resolve.gang_plan import PlanOptions, plan_gangs
 from workload_map.resolve.schedulers import RenderOptions, WorkloadApiLimitError, render
-
-
-def _replicated_job(name: str, replicas: int, parallelism: int) -> dict[str, Any]:
-    """A ReplicatedJob as JobSet's examples write one (site/static/examples)."""
-    return {
-        "name": name,
-        "replicas": replicas,
-        "template": {
-            "spec": {
-                "parallelism": parallelism,
-                "completions": parallelism,
-                "template": {
-                    "spec": {
-                        "containers": [
-                            {"name": name, "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
-                        ]
-                    }
-                },
-            }
-        },
-    }
 
 
 def _jobset(order: str | None, jobs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -58,7 +38,7 @@ def _render(obj: dict[str, Any], **options: Any) -> Any:
     return render(plan, "workload-api", RenderOptions(**options))
 
 
-LEADER_WORKERS = [_replicated_job("leader", 1, 1), _replicated_job("workers", 2, 3)]
+LEADER_WORKERS = [jobset_rj("leader", 1, 1, 1), jobset_rj("workers", 2, 3, 1)]
 
 
 def test_in_order_start_up_gives_one_pod_group_per_replicated_job() -> None:
@@ -103,7 +83,7 @@ def test_the_objects_match_the_upstream_openapi_schema(order: str | None, mode: 
 
 
 def test_more_replicated_jobs_than_the_api_allows_templates_is_an_error() -> None:
-    jobs = [_replicated_job(f"rj-{i}", 1, 1) for i in range(9)]
+    jobs = [jobset_rj(f"rj-{i}", 1, 1, 1) for i in range(9)]
     with pytest.raises(WorkloadApiLimitError, match=r"JobSet/js: 9 pod groups, .* at most 8 templates"):
         _render(_jobset("InOrder", jobs))
     # in the default start-up the nine are one gang: one template

@@ -17,8 +17,8 @@ from starlette.testclient import TestClient
 from tests.cli.helpers import jobset, wmap
 from tests.server.conftest import AppFactory
 from tests.support.cluster import TestCluster
-from tests.support.kube import KubeTestClient, owner_reference
-from tests.support.seed import create_jobset_tree
+from tests.support.kube import KubeTestClient
+from tests.support.seed import create_foreign_pod_group, create_jobset_tree
 from workload_map.kube.schedulers import SCHEDULERS
 
 Headers = Callable[[str], dict[str, str]]
@@ -46,6 +46,13 @@ def kc(cluster: TestCluster, namespace: str, tmp_path: Path) -> str:
     return str(cluster.write_kubeconfig(tmp_path / "kubeconfig", user="admin", namespace=namespace))
 
 
+def _ok(ro: TestClient, bearer: Headers, path: str, **params: str) -> Any:
+    """The JSON answer of a GET that must succeed (as admin)."""
+    r = ro.get(path, params=params, headers=bearer("admin"))
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
 def _cli(*args: str) -> tuple[Any, str]:
     rc, out, err = wmap(*args, "-o", "json")
     assert rc == 0, err
@@ -57,13 +64,9 @@ def test_the_routes_answer_what_wmap_gang_and_group_print(
     ro: TestClient, bearer: Headers, kube: KubeTestClient, namespace: str, kc: str, scheduler: str
 ) -> None:
     js, pods = create_jobset_tree(kube, "train", namespace, (("leader", 1), ("workers", 2)))
-    r = ro.get(
-        f"/api/v1/namespaces/{namespace}/workloads/jobsets/train/gangs",
-        params={"scheduler": scheduler},
-        headers=bearer("admin"),
+    body = _ok(
+        ro, bearer, f"/api/v1/namespaces/{namespace}/workloads/jobsets/train/gangs", scheduler=scheduler
     )
-    assert r.status_code == 200, r.text
-    body = r.json()
     warnings = body.pop("warnings")
     cli, err = _cli("gang", "jobset/train", "--scheduler", scheduler, "--kubeconfig", kc)
     assert body == cli
@@ -77,13 +80,7 @@ def test_the_routes_answer_what_wmap_gang_and_group_print(
         assert sum("is not served by this cluster" in w for w in warnings) == 2
     # the pod route: the object the pod joins, as wmap group prints it
     pod = pods[-1]["metadata"]["name"]
-    r = ro.get(
-        f"/api/v1/namespaces/{namespace}/pods/{pod}/podgroup",
-        params={"scheduler": scheduler},
-        headers=bearer("admin"),
-    )
-    assert r.status_code == 200, r.text
-    doc = r.json()
+    doc = _ok(ro, bearer, f"/api/v1/namespaces/{namespace}/pods/{pod}/podgroup", scheduler=scheduler)
     cli, _ = _cli("group", pod, "--scheduler", scheduler, "--kubeconfig", kc)
     assert doc["scheduler"] == scheduler and doc["object"] == cli
     assert (doc["topOwner"]["kind"], doc["topOwner"]["name"]) == ("JobSet", "train")
@@ -109,23 +106,13 @@ def test_policy_parameters_act_as_the_cli_options(
             }
         )
     create_jobset_tree(kube, "tuned", namespace, (("leader", 1), ("workers", 1)))
-    params = {"scheduler": scheduler, **{k: v for k, (_, v) in POLICY.items()}}
-    r = ro.get(
-        f"/api/v1/namespaces/{namespace}/workloads/jobsets/tuned/gangs",
-        params=params,
-        headers=bearer("admin"),
-    )
-    assert r.status_code == 200, r.text
-    body = r.json()
+    path = f"/api/v1/namespaces/{namespace}/workloads/jobsets/tuned/gangs"
+    body = _ok(ro, bearer, path, scheduler=scheduler, **{k: v for k, (_, v) in POLICY.items()})
     body.pop("warnings")
     options = [part for flag, value in POLICY.values() for part in (flag, value)]
     cli, _ = _cli("gang", "jobset/tuned", "--scheduler", scheduler, *options, "--kubeconfig", kc)
     assert body == cli
-    plain = ro.get(
-        f"/api/v1/namespaces/{namespace}/workloads/jobsets/tuned/gangs",
-        params={"scheduler": scheduler},
-        headers=bearer("admin"),
-    ).json()
+    plain = _ok(ro, bearer, path, scheduler=scheduler)
     plain.pop("warnings")
     assert plain != body  # the parameters changed the answer
     if scheduler == "kueue":  # the queue and the PriorityClass's value, read from the cluster
@@ -139,32 +126,9 @@ def test_a_foreign_owner_is_a_warning(
     ro: TestClient, bearer: Headers, kube: KubeTestClient, namespace: str
 ) -> None:
     create_jobset_tree(kube, "train", namespace, (("leader", 1), ("workers", 1)))
-    other = kube.create(
-        {
-            "apiVersion": "batch/v1",
-            "kind": "Job",
-            "metadata": {"name": "someone-else", "namespace": namespace},
-            "spec": {
-                "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}
-            },
-        }
-    )
-    kube.create(
-        {
-            "apiVersion": "scheduling.volcano.sh/v1beta1",
-            "kind": "PodGroup",
-            "metadata": {
-                "name": "train",
-                "namespace": namespace,
-                "ownerReferences": [owner_reference(other)],
-            },
-            "spec": {"minMember": 1},
-        }
-    )
+    other = create_foreign_pod_group(kube, namespace, "train")
     path = f"/api/v1/namespaces/{namespace}/workloads/jobsets/train/gangs"
-    r = ro.get(path, params={"scheduler": "volcano"}, headers=bearer("admin"))
-    assert r.status_code == 200, r.text
-    assert r.json()["warnings"] == [
+    assert _ok(ro, bearer, path, scheduler="volcano")["warnings"] == [
         f"PodGroup {namespace}/train (scheduling.volcano.sh/v1beta1) is already controlled by "
         f"Job/someone-else (uid {other['metadata']['uid']}), not by JobSet/train: rename one of the workloads"
     ]
