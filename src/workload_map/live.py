@@ -277,20 +277,29 @@ class NotServedError(WorkloadMapError):
     """The cluster serves no resource of the kind (its scheduler's CRD is not installed)."""
 
 
-def gang_warnings(answer: GangAnswer, read: GangObjectReader) -> list[str]:
+def gang_warnings(answer: GangAnswer, read: GangObjectReader, max_reads: int | None = None) -> list[str]:
     """What a live ``wmap gang`` (and its REST route) warns about: one warning per object kind
     the cluster does not serve (nothing retried), one per object that could not be read, and
-    the objects another controller already holds (:func:`~workload_map.resolve.schedulers.conflicts`)."""
+    the objects another controller already holds (:func:`~workload_map.resolve.schedulers.conflicts`).
+    At most ``max_reads`` objects are read (``None``: every one); the rest are counted in a warning."""
     from workload_map.errors import ForbiddenError
     from workload_map.resolve.schedulers import conflicts
 
     warnings: list[str] = []
     existing: list[Mapping[str, Any]] = []
     missing: set[tuple[str, str]] = set()
-    for obj in answer.rendered.objects:
+    reads = 0
+    for i, obj in enumerate(answer.rendered.objects):
         key = (str(obj.get("apiVersion")), str(obj.get("kind")))
         if key in missing:
             continue
+        if max_reads is not None and reads >= max_reads:
+            left = len(answer.rendered.objects) - i
+            warnings.append(
+                f"{left} more objects were not checked for another owner (at most {max_reads} are read)"
+            )
+            break
+        reads += 1
         try:
             found = read(key[0], key[1], namespace_of(obj), name_of(obj))
         except NotServedError:

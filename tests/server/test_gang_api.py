@@ -17,7 +17,7 @@ from starlette.testclient import TestClient
 from tests.cli.helpers import jobset, wmap
 from tests.server.conftest import AppFactory
 from tests.support.cluster import TestCluster
-from tests.support.kube import KubeTestClient
+from tests.support.kube import KubeTestClient, rule
 from tests.support.seed import create_foreign_pod_group, create_jobset_tree
 from workload_map.kube.schedulers import SCHEDULERS
 
@@ -190,3 +190,28 @@ def test_a_limit_the_scheduler_cannot_hold_is_a_422_naming_the_workload(
     )
     assert r.status_code == 422, r.text
     assert 'gang JobSet "wide"' in r.json()["message"] and "at most 18 podSets" in r.json()["message"]
+
+
+def test_objects_the_caller_may_not_read_are_not_checked_for_them(
+    ro: TestClient, bearer: Headers, kube: KubeTestClient, namespace: str
+) -> None:
+    """The server reads with its own identity: a caller who may get the JobSet but not Volcano's
+    PodGroups learns nothing about the existing one (not even its owner), only that it was not
+    checked; the pod route needs get on the pod."""
+    _, pods = create_jobset_tree(kube, "train", namespace, (("leader", 1), ("workers", 1)))
+    create_foreign_pod_group(kube, namespace, "train")
+    kube.grant("reader", [rule(["jobset.x-k8s.io"], ["jobsets"], ["get"])], namespace)
+    r = ro.get(
+        f"/api/v1/namespaces/{namespace}/workloads/jobsets/train/gangs",
+        params={"scheduler": "volcano"},
+        headers=bearer("reader"),
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["warnings"] == ["not allowed to read PodGroup train: its owner was not checked"]
+    pod = pods[0]["metadata"]["name"]
+    r = ro.get(
+        f"/api/v1/namespaces/{namespace}/pods/{pod}/podgroup",
+        params={"scheduler": "volcano"},
+        headers=bearer("reader"),
+    )
+    assert r.status_code == 403

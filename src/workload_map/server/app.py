@@ -194,6 +194,9 @@ MAX_GENERIC = 5000
 MAX_COSTS_CACHED = 1000
 #: Seconds a readiness answer is reused by the probes that follow it.
 READINESS_TTL = 1.0
+#: Existing gang objects read per request to find other owners at most (a plan may render
+#: thousands of PodGroups; each read is a GET and an access review).
+MAX_GANG_READS = 256
 #: Methods that only read: any other is a write (see the module doc).
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -832,7 +835,7 @@ class Api:
             except NotFoundError:
                 return None
 
-        return gang_warnings(answer, read)
+        return gang_warnings(answer, read, MAX_GANG_READS)
 
     def pod_group(self, request: Request) -> JSON:
         from workload_map.cluster.owners import make_owner_lookup, make_pod_lister
