@@ -56,6 +56,7 @@ __all__ = [
     "kai_pod_group",
     "pod_gang_objects",
     "pod_group_document",
+    "priority_class_exists",
     "priority_values",
 ]
 
@@ -319,6 +320,29 @@ def gang_warnings(answer: GangAnswer, read: GangObjectReader, max_reads: int | N
             existing.append(found)
     warnings.extend(conflicts(answer.plan, answer.rendered, existing))
     return warnings
+
+
+def priority_class_exists(get: Callable[[str], Mapping[str, Any]]) -> Callable[[str], bool]:
+    """Whether a PriorityClass exists, read with ``get(path)``, one read per name (KAI keeps a
+    pod's priority class only if it exists). A class the reader may not read counts as existing:
+    the name is what the user asked for."""
+    from workload_map.errors import ForbiddenError, NotFoundError
+    from workload_map.kube.objects import api_path
+
+    cache: dict[str, bool] = {}
+
+    def exists(name: str) -> bool:
+        if name not in cache:
+            try:
+                get(api_path("scheduling.k8s.io/v1", "priorityclasses", name=name))
+                cache[name] = True
+            except NotFoundError:
+                cache[name] = False
+            except ForbiddenError:
+                cache[name] = True
+        return cache[name]
+
+    return exists
 
 
 def priority_values(get: Callable[[str], Mapping[str, Any]]) -> Callable[[str], int | None]:

@@ -18,7 +18,7 @@ from tests.cli.helpers import jobset, wmap
 from tests.server.conftest import AppFactory
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient, rule
-from tests.support.seed import create_foreign_pod_group, create_jobset_tree
+from tests.support.seed import create_foreign_pod_group, create_jobset_tree, jobset_pods
 from workload_map.kube.schedulers import SCHEDULERS
 
 Headers = Callable[[str], dict[str, str]]
@@ -215,3 +215,17 @@ def test_objects_the_caller_may_not_read_are_not_checked_for_them(
         headers=bearer("reader"),
     )
     assert r.status_code == 403
+
+
+def test_kai_keeps_only_a_priority_class_that_exists_as_wmap_group_does(
+    ro: TestClient, bearer: Headers, kube: KubeTestClient, namespace: str, kc: str
+) -> None:
+    """KAI's pod-grouper takes the owner's priorityClassName label only when that PriorityClass
+    exists (resolve/kai_podgroup.py); the REST route checks it as wmap group does."""
+    js = kube.create(jobset("prio", namespace, labels={"priorityClassName": "no-such-class-here"}))
+    (pod,) = jobset_pods(kube, js, (("prio-workers-0", "workers", "n1"),))
+    name = pod["metadata"]["name"]
+    doc = _ok(ro, bearer, f"/api/v1/namespaces/{namespace}/pods/{name}/podgroup")
+    cli, _ = _cli("group", name, "--kubeconfig", kc)
+    assert doc["object"] == cli
+    assert doc["object"]["spec"]["priorityClassName"] != "no-such-class-here"

@@ -839,7 +839,13 @@ class Api:
 
     def pod_group(self, request: Request) -> JSON:
         from workload_map.cluster.owners import make_owner_lookup, make_pod_lister
-        from workload_map.live import kai_pod_group, pod_gang_objects, pod_group_document
+        from workload_map.errors import ForbiddenError
+        from workload_map.live import (
+            kai_pod_group,
+            pod_gang_objects,
+            pod_group_document,
+            priority_class_exists,
+        )
         from workload_map.resolve.gang_expressions import MAX_SELECTED_PODS
 
         user = self.user(request)
@@ -885,8 +891,21 @@ class Api:
             self.authz.require(user, "list", group="", resource="pods", namespace=namespace)
             return pods_of(namespace, labels)
 
+        def get_priority_class(path: str) -> Mapping[str, Any]:
+            # Read with the server's identity: a caller who may not read it is told it exists,
+            # as the CLI's forbidden read is.
+            if not self.authz.allowed(user, "get", group="scheduling.k8s.io", resource="priorityclasses"):
+                raise ForbiddenError(403, "Forbidden", f"{user.username} may not get priorityclasses")
+            return client.get(path)
+
         try:
-            answer = kai_pod_group(pod_obj, lookup, self.state.definitions(), list_pods=list_pods)
+            answer = kai_pod_group(
+                pod_obj,
+                lookup,
+                self.state.definitions(),
+                priority_class_exists=priority_class_exists(get_priority_class),
+                list_pods=list_pods,
+            )
         except ClusterError as exc:
             raise from_cluster_error(exc, f"owners of pod {ns}/{pod}") from exc
         except WorkloadMapError as exc:
