@@ -1,9 +1,12 @@
 """Answers about live workloads shared by the CLI (``wmap describe``, ``wmap group``) and the
 HTTP server: the definitions covering an object's type, the PodGroup KAI Scheduler creates for
-a pod, and the live ``describe`` view (workload + its pods). Owner references and the owner walk
+a pod, a workload's gang objects for every scheduler (``wmap gang``, ``GET .../gangs``) with the
+warnings about the objects the cluster already holds, and the live ``describe`` view (workload +
+its pods). Owner references and the owner walk
 are :mod:`workload_map.kube`.
 
-Nothing here talks to the API directly: callers pass the objects they fetched and an owner
+Nothing here talks to the API directly: callers pass the objects they fetched, the reads to make
+(``get(path)``, :data:`GangObjectReader`: the server checks its caller's RBAC in them) and an owner
 ``lookup(namespace, api_version, kind, name) -> dict | None`` (e.g.
 :func:`workload_map.cluster.owners.make_owner_lookup`); each caller maps errors to its own (a
 CLI error, an HTTP status).
