@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from workload_map.crd.generate import CRD_NAME, PLURAL
+from workload_map.kube.schedulers import KUEUE_QUEUE_LABEL
 from workload_map.model.definition import KARTA_GROUP, KARTA_VERSION
 from workload_map.resolve.policy import GROUP as POLICY_GROUP
 from workload_map.resolve.policy import PLURAL as POLICY_PLURAL
@@ -43,6 +44,10 @@ MUTATE_WORKLOAD_PATH = "/mutate-workload"
 POLICY_VALIDATING_WEBHOOK = f"validate.{POLICY_PLURAL}.{POLICY_GROUP}"
 POLICY_MUTATING_NAME = "wmap-workload-policies"
 POLICY_MUTATING_WEBHOOK = f"policies.{POLICY_GROUP}"
+#: Kueue hold (``--kueue``): opted-in workloads are suspended at creation (operator/kueue_hold.py).
+MUTATE_KUEUE_PATH = "/hold-kueue"
+KUEUE_MUTATING_NAME = "wmap-kueue-hold"
+KUEUE_MUTATING_WEBHOOK = f"kueue-hold.{POLICY_GROUP}"
 
 
 class CertError(RuntimeError):
@@ -296,10 +301,74 @@ def policy_webhook_configuration(
     """The MutatingWebhookConfiguration that sends every workload of ``groups`` to
     ``/mutate-workload`` (WorkloadPolicy). ``Ignore`` by default: an operator that is down lets
     workloads through unchanged rather than blocking them."""
+    return _workload_webhook_configuration(
+        POLICY_MUTATING_NAME,
+        POLICY_MUTATING_WEBHOOK,
+        MUTATE_WORKLOAD_PATH,
+        ca_pem,
+        groups,
+        url=url,
+        service=service,
+        failure_policy=failure_policy,
+        timeout_seconds=timeout_seconds,
+        operations=operations,
+        namespace_selector=namespace_selector,
+        object_selector=object_selector,
+        labels=labels,
+    )
+
+
+def kueue_webhook_configuration(
+    ca_pem: bytes,
+    groups: Sequence[str],
+    *,
+    url: str | None = None,
+    service: tuple[str, str, int] | None = None,
+    failure_policy: str = "Ignore",
+    timeout_seconds: int = 5,
+    labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The MutatingWebhookConfiguration that sends each CREATE of a workload of ``groups`` that
+    carries Kueue's queue-name label to ``/hold-kueue`` (suspended at creation). ``Ignore`` by
+    default: while the operator is down a workload is created unsuspended, and the Kueue
+    controller suspends it when it sees it."""
+    return _workload_webhook_configuration(
+        KUEUE_MUTATING_NAME,
+        KUEUE_MUTATING_WEBHOOK,
+        MUTATE_KUEUE_PATH,
+        ca_pem,
+        groups,
+        url=url,
+        service=service,
+        failure_policy=failure_policy,
+        timeout_seconds=timeout_seconds,
+        operations=("CREATE",),
+        object_selector={"matchExpressions": [{"key": KUEUE_QUEUE_LABEL, "operator": "Exists"}]},
+        labels=labels,
+    )
+
+
+def _workload_webhook_configuration(
+    name: str,
+    webhook_name: str,
+    path: str,
+    ca_pem: bytes,
+    groups: Sequence[str],
+    *,
+    url: str | None,
+    service: tuple[str, str, int] | None,
+    failure_policy: str,
+    timeout_seconds: int,
+    operations: Sequence[str],
+    namespace_selector: dict[str, Any] | None = None,
+    object_selector: dict[str, Any] | None = None,
+    labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """One mutating webhook for every resource of the workload ``groups``."""
     webhook: dict[str, Any] = {
-        "name": POLICY_MUTATING_WEBHOOK,
+        "name": webhook_name,
         "admissionReviewVersions": ["v1"],
-        "clientConfig": _client_config(ca_pem, MUTATE_WORKLOAD_PATH, url=url, service=service),
+        "clientConfig": _client_config(ca_pem, path, url=url, service=service),
         "rules": [
             {
                 "apiGroups": sorted(set(groups)),
@@ -323,7 +392,7 @@ def policy_webhook_configuration(
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
         "metadata": {
-            "name": POLICY_MUTATING_NAME,
+            "name": name,
             "labels": {"app.kubernetes.io/name": "wmap-operator", **(labels or {})},
         },
         "webhooks": [webhook],

@@ -87,11 +87,19 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return meta if isinstance(meta, Mapping) else {}
 
 
-def _can_suspend(entry: DefinitionEntry) -> bool:
+def can_suspend(entry: DefinitionEntry) -> bool:
     from workload_map.resolve.compiled import as_compiled
 
     sd = as_compiled(entry.karta).root.definition.suspend_definition
     return sd is not None and bool(sd.suspend_actions)
+
+
+def cannot_hold(what: str, definition: str, kind: str) -> str:
+    """Why a labelled workload is left as it is (the controller's report, the webhook's warning)."""
+    return (
+        f'{what} has the {KUEUE_QUEUE_LABEL} label, but definition "{definition}" gives '
+        f"{kind} no suspend actions: Kueue cannot hold it; nothing written"
+    )
 
 
 def admission_entries(types: Sequence[str] = ()) -> list[DefinitionEntry]:
@@ -100,7 +108,7 @@ def admission_entries(types: Sequence[str] = ()) -> list[DefinitionEntry]:
     watched so that its labelled workloads are reported). An unknown name is an error."""
     entries = [e for e in catalog_entries() if e.gvk is not None]
     if not types:
-        return [e for e in entries if _can_suspend(e)]
+        return [e for e in entries if can_suspend(e)]
     out: list[DefinitionEntry] = []
     for t in types:
         want = t.lower()
@@ -417,10 +425,7 @@ class KueueAdmission:
         what = f"{obj.get('kind')} {ns}/{name}"
         plan = plan_gangs(definition, obj)
         if not plan.suspend_actions:
-            raise KueueAdmissionError(
-                f'{what} has the {KUEUE_QUEUE_LABEL} label, but definition "{plan.definition}" gives '
-                f"{plan.kind} no suspend actions: Kueue cannot hold it; nothing written"
-            )
+            raise KueueAdmissionError(cannot_hold(what, plan.definition, plan.kind))
         rendered = render(plan, "kueue", RenderOptions(priority_value=self._priority_value))
         if not rendered.objects:
             raise KueueAdmissionError(
@@ -534,4 +539,4 @@ class KueueAdmission:
             )
 
 
-__all__ = ["FIELD_MANAGER", "KueueAdmission", "admission_entries"]
+__all__ = ["FIELD_MANAGER", "KueueAdmission", "admission_entries", "can_suspend", "cannot_hold"]

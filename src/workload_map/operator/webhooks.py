@@ -5,6 +5,8 @@
   admission ``warnings``), the immutable root GVK, the protected index labels, and the one Karta per
   GVK rule through an atomic claim (:mod:`.claims`).
 - ``POST /mutate-karta`` (CREATE): stamps the index labels with a JSONPatch.
+- ``POST /mutate-workload`` (WorkloadPolicy, :mod:`.policies`) and ``POST /hold-kueue`` (Kueue
+  hold at creation, :mod:`.kueue_hold`), when enabled.
 - ``POST /interpret-karmada``: Karmada's resource interpreter (``ResourceInterpreterContext``,
   :mod:`workload_map.interpret`), when an interpreter is given (``wmap karmada webhook``).
 - ``GET /healthz`` and ``/readyz``.
@@ -22,7 +24,7 @@ import logging
 import ssl
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -32,6 +34,7 @@ from workload_map.model.findings import ERROR
 from workload_map.model.loader import load_definitions_text
 from workload_map.operator import texts
 from workload_map.operator.certs import (
+    MUTATE_KUEUE_PATH,
     MUTATE_PATH,
     MUTATE_WORKLOAD_PATH,
     VALIDATE_PATH,
@@ -47,9 +50,12 @@ from workload_map.runtime.http import (
     parse_listen,
 )
 
+if TYPE_CHECKING:  # the Kueue controller's imports are only paid for with --kueue
+    from workload_map.operator.kueue_hold import KueueHold
+
 log = logging.getLogger(__name__)
 
-WEBHOOK_PATHS = (VALIDATE_PATH, MUTATE_PATH, VALIDATE_POLICY_PATH, MUTATE_WORKLOAD_PATH)
+WEBHOOK_PATHS = (VALIDATE_PATH, MUTATE_PATH, VALIDATE_POLICY_PATH, MUTATE_WORKLOAD_PATH, MUTATE_KUEUE_PATH)
 
 MAX_BODY = 8 * 1024 * 1024
 MAX_INTERPRET_BODY = 16 * 1024 * 1024
@@ -167,11 +173,18 @@ def _trim(warnings: list[str]) -> list[str]:
 
 class AdmissionHandler:
     """The admission decisions, independent of HTTP. ``policies`` serves ``/mutate-workload``
-    (``wmap operator --policies``); policy objects are validated either way."""
+    (``wmap operator --policies``); policy objects are validated either way. ``kueue`` serves
+    ``/hold-kueue`` (``wmap operator --kueue``)."""
 
-    def __init__(self, claims: ClaimStore | None, policies: PolicyAdmission | None = None) -> None:
+    def __init__(
+        self,
+        claims: ClaimStore | None,
+        policies: PolicyAdmission | None = None,
+        kueue: KueueHold | None = None,
+    ) -> None:
         self.claims = claims
         self.policies = policies
+        self.kueue = kueue
 
     def validate(self, request: Mapping[str, Any]) -> Obj:
         operation = request.get("operation")
@@ -235,6 +248,8 @@ class AdmissionHandler:
                 response = PolicyAdmission.validate_policy(request)
             elif path == MUTATE_WORKLOAD_PATH:
                 response = self.policies.mutate(request) if self.policies is not None else {"allowed": True}
+            elif path == MUTATE_KUEUE_PATH:
+                response = self.kueue.mutate(request) if self.kueue is not None else {"allowed": True}
             else:
                 raise KeyError(path)
         except Exception as exc:  # any failure must answer, not hang the API server

@@ -102,7 +102,8 @@ def _hosts_from_url(url: str | None) -> list[str]:
     show_default=True,
     help="Kueue admission: hold workloads labelled kueue.x-k8s.io/queue-name suspended until their "
     "Kueue Workload is admitted, then write its flavors into their pod templates and resume them "
-    '(docs/gangs.md "Kueue admission"). Runs on the leader (needs --reconcile).',
+    '(docs/gangs.md "Kueue admission"). Runs on the leader (needs --reconcile); with the '
+    "webhooks, /hold-kueue also suspends them at creation.",
 )
 @click.option(
     "--kueue-type",
@@ -248,7 +249,9 @@ def command(
         servers.append(
             HTTPServerThread(
                 webhook_listen,
-                admission=AdmissionHandler(claims, _policy_admission(policy_source)),
+                admission=AdmissionHandler(
+                    claims, _policy_admission(policy_source), _kueue_hold(kueue_admission)
+                ),
                 cert=files.cert,
                 key=files.key,
                 ready=ready,
@@ -277,6 +280,14 @@ def command(
                     operations=operations,
                 )
                 configs.append((policy_config, "mutatingwebhookconfigurations"))
+            if kueue_admission is not None:
+                from workload_map.operator.certs import kueue_webhook_configuration
+
+                kueue_groups = sorted({e.gvk.group for e in kueue_admission.entries if e.gvk and e.gvk.group})
+                kueue_config = kueue_webhook_configuration(
+                    files.ca_pem(), kueue_groups, url=webhook_url, service=service
+                )
+                configs.append((kueue_config, "mutatingwebhookconfigurations"))
             for body, plural in configs:
                 name = body["metadata"]["name"]
                 client.patch(
@@ -328,6 +339,15 @@ def _kueue_admission(client: Any, engine: Any, types: tuple[str, ...]) -> Any:
     except WorkloadMapError as exc:
         raise click.UsageError(str(exc)) from exc
     return KueueAdmission(client, entries, leading=engine.is_leader)
+
+
+def _kueue_hold(controller: Any) -> Any:
+    """The webhook side of ``--kueue``: the controller's types suspended at creation."""
+    if controller is None:
+        return None
+    from workload_map.operator.kueue_hold import KueueHold
+
+    return KueueHold(controller.entries)
 
 
 def _policy_admission(source: Any) -> Any:
