@@ -27,6 +27,8 @@ from tests.support.helm_binary import HelmBinaryError, ensure_helm
 from tests.support.kube import KubeApiError, KubeTestClient, resource_path
 from workload_map import __version__
 from workload_map.crd.generate import shipped_crd, shipped_policy_crd
+from workload_map.operator.certs import MUTATE_KUEUE_PATH, kueue_webhook_configuration
+from workload_map.operator.kueue import admission_entries
 
 Doc = dict[str, Any]
 RULES = CHART.parents[1] / "prometheus" / "wmap-rules.yaml"
@@ -47,6 +49,7 @@ VALUE_SETS: dict[str, list[str]] = {
     "cert-manager": ["--set", "operator.webhooks.certificates=cert-manager"],
     "webhooks-off": ["--set", "operator.webhooks.certificates=none"],
     "karmada-interpreter": ["--set", "operator.karmadaInterpreter=true"],
+    "kueue": ["--set", "operator.kueue.enabled=true"],
     "exporter-only": [
         "--set", "operator.enabled=false", "--set", "serve.enabled=false", "--set", "crd.install=false",
     ],
@@ -502,3 +505,42 @@ def test_kueue_values() -> None:
     assert "--kueue" not in operator["spec"]["template"]["spec"]["containers"][0]["args"]
     role = next(d for d in plain["ClusterRole"] if d["metadata"]["name"] == "wmap-operator")
     assert not any("kueue.x-k8s.io" in r["apiGroups"] for r in role["rules"])
+    assert not any(d["metadata"]["name"] == "wmap-kueue-hold" for d in plain["MutatingWebhookConfiguration"])
+
+
+def test_kueue_hold_webhook_values() -> None:
+    """operator.kueue with the webhooks: a MutatingWebhookConfiguration sends each CREATE of a
+    workload of the workload groups that carries Kueue's queue-name label to /hold-kueue (the
+    operator's own registration, certs.kueue_webhook_configuration, has the same rule and
+    selector), with the chart's failurePolicy and timeout, the release namespace left out; none
+    without certificates."""
+    docs = helm_template(
+        "--set", "operator.kueue.enabled=true",
+        "--set", "operator.kueue.failurePolicy=Fail",
+        "--set", "operator.kueue.timeoutSeconds=3",
+    )  # fmt: skip
+    hooks = _by_kind(docs)["MutatingWebhookConfiguration"]
+    (hook,) = [d for d in hooks if d["metadata"]["name"] == "wmap-kueue-hold"]
+    (webhook,) = hook["webhooks"]
+    assert webhook["clientConfig"]["service"]["path"] == MUTATE_KUEUE_PATH
+    assert webhook["failurePolicy"] == "Fail" and webhook["timeoutSeconds"] == 3
+    groups = webhook["rules"][0]["apiGroups"]
+    assert "" not in groups and {"jobset.x-k8s.io", "batch", "kubeflow.org", "ray.io"} <= set(groups)
+    own = kueue_webhook_configuration(b"ca", groups, service=("wmap-system", "wmap-webhook", 443))
+    (expected,) = own["webhooks"]
+    assert [{**r, "apiGroups": sorted(r["apiGroups"])} for r in webhook["rules"]] == expected["rules"]
+    assert webhook["objectSelector"] == expected["objectSelector"]
+    assert webhook["sideEffects"] == expected["sideEffects"] and webhook["matchPolicy"] == "Equivalent"
+    assert webhook["namespaceSelector"] == {
+        "matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["wmap-system"]}
+        ]
+    }
+    # Every group a type the controller holds by default is in the rule.
+    held = {e.gvk.group for e in admission_entries() if e.gvk is not None and e.gvk.group}
+    assert held <= set(groups)
+    off = _by_kind(
+        helm_template("--set", "operator.kueue.enabled=true", "--set", "operator.webhooks.certificates=none")
+    )
+    off_hooks = off.get("MutatingWebhookConfiguration", [])
+    assert not any(d["metadata"]["name"] == "wmap-kueue-hold" for d in off_hooks)
