@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from tests.gangs.test_acceptance import collect_garbage
+from tests.operator.helpers import OperatorProcess
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeApiError, KubeTestClient, owner_reference
 from workload_map.cluster import ConnectionOptions, KubeClient
@@ -374,3 +375,35 @@ def test_only_opted_in_workloads_get_objects(
         assert _pod_group(kube, other, elsewhere["metadata"]["name"]) is None
     finally:
         ctl.stop()
+
+
+def test_wmap_operator_gangs_runs_the_controller(
+    cluster: TestCluster, kube: KubeTestClient, karta_crd: str, namespace: str, tmp_path: Path
+) -> None:
+    """``wmap operator --gangs`` as users run it: the engine starts the controller, which acts
+    only while its replica leads."""
+    proc = OperatorProcess(
+        cluster,
+        tmp_path,
+        namespace,
+        identity="gangs-a",
+        register=False,
+        extra=("--gangs", "--gang-scheduler", "coscheduling", "--gang-namespace", namespace),
+    )
+    try:
+        proc.ready(timeout=WAIT)
+        job = kube.create(_fixture("kubeflow-org-pytorchjob-v1", namespace))
+        pg = _wait_pod_group(kube, namespace, job["metadata"]["name"], api_version=COSCHEDULING)
+        assert pg["spec"]["minMember"] == 4
+        assert pg["metadata"]["ownerReferences"] == [owner_reference(job)]
+
+        def labelled() -> dict[str, Any] | None:
+            live = kube.get_obj(job)
+            tpl = live["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]
+            labels = (tpl.get("metadata") or {}).get("labels") or {}
+            return live if labels.get("scheduling.x-k8s.io/pod-group") == job["metadata"]["name"] else None
+
+        kube.wait_until(labelled, timeout=WAIT)
+    finally:
+        proc.stop()
+    assert "Traceback" not in proc.log(), proc.log()

@@ -393,8 +393,8 @@ class GangController:
             if first:
                 self.stats.missing_crd += 1
                 log.warning(
-                    "gang controller: %s (%s) is not served by this cluster (install the %s scheduler's CRD or "
-                    "enable its API); its workloads wait, not retried, until the CRDs change",
+                    "gang controller: %s (%s) is not served by this cluster (install the %s scheduler's CRD "
+                    "or enable its API); its workloads wait, not retried, until the CRDs change",
                     kind[1],
                     kind[0],
                     self.config.scheduler,

@@ -21,7 +21,7 @@ from workload_map.resolve.edits import (
     SetPodLabels,
     SetSchedulerName,
 )
-from workload_map.resolve.podedit import apply_edits
+from workload_map.resolve.podedit import apply_edits, pod_locations
 from workload_map.resolve.schedulers import Rendered, TemplateChange
 
 
@@ -46,14 +46,19 @@ def linked(
     and the warnings: values kept because the workload already chose otherwise, places the
     definition cannot write. Templates with the same edits are written in one pass."""
     groups: dict[str, tuple[tuple[PodEdit, ...], list[tuple[str, str]]]] = {}
+    present = {(loc.component, loc.instance) for loc in pod_locations(definition, obj)}
+    warnings: list[str] = []
     for change in rendered.template_changes:
         edits = template_edits(change)
-        if edits:
+        if edits and (change.component, change.instance_id) not in present:
+            # e.g. a RayJob's submitter: its operator makes that template, there is none to write
+            where = change.component + (f"/{change.instance_id}" if change.instance_id else "")
+            warnings.append(f"the workload holds no pod template for {where}: its pods are not linked")
+        elif edits:
             what = {k: v for k, v in change.to_dict().items() if k not in ("component", "instanceId")}
             key = orjson.dumps(what, option=orjson.OPT_SORT_KEYS).decode()
             groups.setdefault(key, (edits, []))[1].append((change.component, change.instance_id))
     current: dict[str, Any] = dict(obj)
-    warnings: list[str] = []
     for edits, instances in groups.values():
         result = apply_edits(definition, current, edits, instances=instances, unsupported="warn")
         current = result.new_object
