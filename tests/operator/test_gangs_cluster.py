@@ -174,8 +174,11 @@ def test_creates_updates_on_scale_links_pods_and_is_collected_with_the_workload(
     kube.wait_until(
         lambda: not volcano.queue.is_processing(("kubeflow.org/v1", "PyTorchJob", namespace, name))
     )
-    before = volcano.stats.api_calls
+    before, planned = volcano.stats.api_calls, volcano.stats.reconciled
     volcano.reconcile(("kubeflow.org/v1", "PyTorchJob", namespace, name))
+    assert volcano.stats.reconciled == planned  # seen converged at this version: not even planned
+    volcano.reconcile(("kubeflow.org/v1", "PyTorchJob", namespace, name), force=True)
+    assert volcano.stats.reconciled == planned + 1
     assert volcano.stats.api_calls == before
     assert (
         _wait_pod_group(kube, namespace, name)["metadata"]["resourceVersion"]
@@ -272,7 +275,7 @@ def test_an_object_another_owner_holds_is_never_overwritten(
     assert "schedulerName" not in live["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
     # Reconciling again reports nothing new (once per workload and message).
     count = len(events)
-    volcano.reconcile(("kubeflow.org/v1", "PyTorchJob", namespace, "taken"))
+    volcano.reconcile(("kubeflow.org/v1", "PyTorchJob", namespace, "taken"), force=True)
     assert len(_events(kube, namespace, "GangObjectConflict")) == count
 
 
@@ -291,7 +294,7 @@ def test_a_missing_scheduler_crd_is_one_warning_and_no_retry(
         kube.wait_until(lambda: len(ctl.queue) == 0 and not ctl.queue.is_processing(key), timeout=WAIT)
         first = ctl.stats.missing_crd
         for _ in range(3):
-            ctl.reconcile(key)
+            ctl.reconcile(key, force=True)
         warnings = [r for r in caplog.records if "is not served by this cluster" in r.getMessage()]
         assert ctl.stats.missing_crd == first == len(warnings)
         assert 1 <= len(warnings) <= 2  # one per kind (Workload, PodGroup), never repeated

@@ -157,8 +157,9 @@ class Engine:
         return self._leading.is_set()
 
     def synced(self) -> bool:
-        gangs = self.gangs is None or self.gangs.synced()
-        return self.kartas.has_synced() and self.crds.has_synced() and gangs
+        # Not the gang controller's informers: a workload type it may not list (RBAC) must not
+        # make the webhooks unready.
+        return self.kartas.has_synced() and self.crds.has_synced()
 
     def alive(self) -> bool:
         return self.kartas.alive and self.crds.alive

@@ -184,6 +184,9 @@ class GangController:
         self._owned: dict[Kind, _Owned] = {}
         self._missing: set[Kind] = set()
         self._waiting: set[WorkloadKey] = set()
+        #: uid -> the workload's resourceVersion at which it was last seen converged: an event for
+        #: that same version (our own link patch echoed back, a resync) costs no plan.
+        self._settled: dict[str, str] = {}
         self._reported: set[tuple[str, str, str]] = set()
         self._karta_signature: tuple[tuple[str, str], ...] | None = None
         self._entries: list[DefinitionEntry] = []
@@ -216,6 +219,7 @@ class GangController:
         """Kartas or CRDs changed: re-read definitions and served types, retry waiting workloads."""
         with self._lock:
             self._missing.clear()
+            self._settled.clear()
         self.queue.add(REFRESH)
 
     def enqueue_all(self) -> None:
@@ -325,7 +329,8 @@ class GangController:
 
     # ------------------------------------------------------------------------- reconciling
 
-    def reconcile(self, key: WorkloadKey) -> None:
+    def reconcile(self, key: WorkloadKey, *, force: bool = False) -> None:
+        """Converge one workload; ``force``: even when it was seen converged at this version."""
         api_version, kind, namespace, name = key
         with self._lock:
             watched = self._watched.get((api_version, kind))
@@ -340,10 +345,15 @@ class GangController:
             return  # owned objects go with it (garbage collector)
         if not self.config.selects_namespace(namespace):
             return
+        uid, rv = uid_of(obj), str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        with self._lock:
+            if rv and not force and self._settled.get(uid) == rv:
+                return
         self.stats.reconciled += 1
         row = own_integration(group_of(api_version), kind, self.config.scheduler, obj)
         if row is not None:
             self._stand_aside(obj, row)
+            self._settle(uid, rv)
             return
         try:
             plan = plan_gangs(watched.entry.karta, obj)
@@ -353,7 +363,8 @@ class GangController:
         except WorkloadMapError as exc:
             self.stats.failed_plans += 1
             self._report(obj, "GangPlanFailed", f"no {self.config.scheduler} gang objects: {exc}")
-            return  # the same object gives the same error: retried when it changes
+            self._settle(uid, rv)  # the same object gives the same error: retried when it changes
+            return
         desired = [decorated(o) for o in rendered.objects]
         kinds = list(dict.fromkeys((str(o["apiVersion"]), str(o["kind"])) for o in desired))
         missing = [k for k in kinds if self._owned_kind(k) is None]
@@ -367,8 +378,14 @@ class GangController:
         for o in desired:
             complete = self._apply(obj, o) and complete
         self._delete_stale(obj, desired)
-        if complete:
-            self._link(watched.entry, obj, rendered)
+        if complete:  # not settled otherwise: a conflict is checked again on the next event
+            self._settle(uid, self._link(watched.entry, obj, rendered) or rv)
+
+    def _settle(self, uid: str, rv: str) -> None:
+        with self._lock:
+            if len(self._settled) >= MAX_REPORTED:
+                self._settled.clear()
+            self._settled[uid] = rv
 
     def _stand_aside(self, obj: Obj, row: OwnIntegration) -> None:
         self.stats.stood_aside += 1
@@ -429,6 +446,8 @@ class GangController:
         """An object of ours went away (by hand, or with its owner): re-check the owner."""
         ref = controller_ref(obj)
         if ref is not None:
+            with self._lock:
+                self._settled.pop(str(ref.get("uid")), None)
             self.queue.add(
                 (str(ref.get("apiVersion")), str(ref.get("kind")), namespace_of(obj), str(ref.get("name")))
             )
@@ -505,24 +524,29 @@ class GangController:
                 except NotFoundError:
                     pass
 
-    def _link(self, entry: DefinitionEntry, workload: Obj, rendered: Rendered) -> None:
+    def _link(self, entry: DefinitionEntry, workload: Obj, rendered: Rendered) -> str | None:
+        """Patch the missing links into the workload's templates; the resourceVersion the patch
+        gave it (``None``: nothing written)."""
         new, warnings = linked(entry.karta, workload, rendered)
         for w in warnings:
             self._report(workload, "GangLinkKept", w, "Normal")
         if new == workload:
-            return
+            return None
         patch = merge_patch(workload, new)
         with self._lock:
             watched = self._watched.get((str(workload.get("apiVersion")), str(workload.get("kind"))))
         if watched is None or patch is None:
-            return
+            return None
         path = api_path(
             str(workload["apiVersion"]), watched.plural, namespace_of(workload) or None, name_of(workload)
         )
         rv = str((workload.get("metadata") or {}).get("resourceVersion") or "") or None
         self.stats.api_calls += 1
-        self.client.patch(path, patch, field_manager=FIELD_MANAGER, resource_version=rv)  # 409: retried
+        done = self.client.patch(
+            path, patch, field_manager=FIELD_MANAGER, resource_version=rv
+        )  # 409: retried
         self.stats.linked += 1
+        return str((done.get("metadata") or {}).get("resourceVersion") or "") or None
 
     # ---------------------------------------------------------------------------- reports
 
