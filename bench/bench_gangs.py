@@ -12,7 +12,9 @@ Measured, in one run:
   object and its pod templates linked (one create and one template patch per workload);
 * **scale**: grow every JobSet's first replicatedJob by one and wait until every object is updated;
 * **baseline**: the same rendered objects created through the same client (``KubeClient.create``,
-  the same number of threads) in another namespace: what the API server costs alone.
+  the same number of threads) in another namespace: what the API server costs alone;
+* **same calls**: the controller's own API calls made plainly (each object created, then the
+  template patch, computed beforehand) on copies of the JobSets: the floor of converging.
 
 Printed: objects per second of each, the ratio converge/baseline (time), the controller's API
 calls, and memory: the process's resident set before the controller starts and once it has
@@ -43,10 +45,12 @@ from tests.support.kube import KubeTestClient  # noqa: E402
 from workload_map.catalog import get_definition  # noqa: E402
 from workload_map.cluster import ConnectionOptions, KubeClient  # noqa: E402
 from workload_map.kube.objects import api_path  # noqa: E402
-from workload_map.operator.gangs import GangController  # noqa: E402
+from workload_map.operator.gangs import GangController, decorated  # noqa: E402
 from workload_map.operator.gangs_config import GangConfig  # noqa: E402
+from workload_map.operator.gangs_links import linked  # noqa: E402
 from workload_map.operator.handlers import ServedKinds  # noqa: E402
 from workload_map.resolve.gang_plan import plan_gangs  # noqa: E402
+from workload_map.resolve.patch import merge_patch  # noqa: E402
 from workload_map.resolve.schedulers import render  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "catalog" / "lifecycles" / "jobset-x-k8s-io-jobset-v1alpha2" / "created.yaml"
@@ -129,6 +133,31 @@ def main(argv: list[str] | None = None) -> int:
             list(pool.map(plain, objects))
         baseline = time.perf_counter() - t
 
+        # Baseline with the controller's calls: the same objects plus the same template patches
+        # (computed beforehand) on copies of the JobSets: the API-server floor of converging.
+        twin_ns = kube.create_namespace("bench-gangs-twin")
+        with ThreadPoolExecutor(16) as pool:
+            twins = list(pool.map(lambda n: kube.create(jobset(n, twin_ns, args.groups)), names))
+        js_plural, _ = kube.plural_for(twins[0]["apiVersion"], twins[0]["kind"])
+        twin_work = []
+        for w in twins:
+            rendered = render(plan_gangs(definition, w), args.scheduler)
+            new, _ = linked(definition, w, rendered)
+            twin_path = api_path(w["apiVersion"], js_plural, twin_ns, w["metadata"]["name"])
+            twin_work.append(([decorated(o) for o in rendered.objects], twin_path, merge_patch(w, new)))
+        twin_objects = api_path(api_version, plural, twin_ns)
+
+        def plain_calls(work: tuple[list[dict[str, Any]], str, Any]) -> None:
+            objs, js_path, patch = work
+            for o in objs:
+                client.create(twin_objects, o)
+            client.patch(js_path, patch)
+
+        t = time.perf_counter()
+        with ThreadPoolExecutor(args.workers) as pool:
+            list(pool.map(plain_calls, twin_work))
+        baseline_calls = time.perf_counter() - t
+
         # The controller: converge from nothing.
         served = ServedKinds(client, list)
         rss0 = rss_mb()
@@ -166,7 +195,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'baseline: plain creates':34} {baseline:8.1f} {n / baseline:10.1f}")
         print(f"{'controller: converge (create+link)':34} {converge:8.1f} {n / converge:10.1f}")
         print(f"{'controller: scale (update)':34} {scale:8.1f} {n / scale:10.1f}")
+        print(f"{'baseline: same calls (create+patch)':34} {baseline_calls:8.1f} {n / baseline_calls:10.1f}")
         print(f"ratio converge/baseline: {converge / baseline:.2f}x (time)")
+        print(f"ratio converge/same calls: {converge / baseline_calls:.2f}x (time)")
         print(
             f"controller API calls while converging: {calls_converge} "
             f"({calls_converge / args.workloads:.2f} per workload); total {ctl.stats.api_calls}"

@@ -31,7 +31,6 @@ import copy
 import hashlib
 import logging
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +47,7 @@ from workload_map.definitions_source import (
 from workload_map.errors import ApiError, ConflictError, NotFoundError, WorkloadMapError
 from workload_map.kube.gang_integrations import OwnIntegration, own_integration
 from workload_map.kube.objects import api_path, controller_ref, group_of, name_of, namespace_of, uid_of
+from workload_map.operator.events import event_body
 from workload_map.operator.gangs_config import GangConfig
 from workload_map.operator.gangs_links import linked
 from workload_map.resolve.gang_plan import plan_gangs
@@ -563,29 +563,7 @@ class GangController:
         (log.warning if type_ == "Warning" else log.info)(
             "gang controller: %s: %s: %s", where, reason, message
         )
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        meta = obj.get("metadata") or {}
-        body = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"generateName": f"{meta.get('name')}.", "namespace": namespace_of(obj) or "default"},
-            "involvedObject": {
-                "apiVersion": obj.get("apiVersion"),
-                "kind": obj.get("kind"),
-                "name": meta.get("name"),
-                "namespace": namespace_of(obj) or None,
-                "uid": meta.get("uid"),
-                "resourceVersion": meta.get("resourceVersion"),
-            },
-            "reason": reason,
-            "message": message[:1024],
-            "type": type_,
-            "source": {"component": COMPONENT},
-            "reportingComponent": COMPONENT,
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
-        }
+        body = event_body(obj, namespace_of(obj) or "default", reason, message, type_, COMPONENT)
         try:
             self.stats.api_calls += 1
             self.client.create(api_path("v1", "events", namespace_of(obj) or "default"), body)
