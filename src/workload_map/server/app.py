@@ -44,6 +44,7 @@ from workload_map.server.openapi import DEFAULT_LIMIT, MAX_LIMIT, SORT_KEYS, ope
 from workload_map.server.state import ClusterState, TypeRef
 from workload_map.server.workloads import (
     Query,
+    claim_reader,
     decode_continue,
     encode_continue,
     list_workloads,
@@ -399,6 +400,7 @@ class Api:
                 events = read_events(self.state.client, ns)
             except ClusterError as exc:
                 raise from_cluster_error(exc, f"list events in {ns}") from exc
+        claims = claim_reader(self.state, self.authz, user)
         try:
             view = describe_live(
                 t.compiled,
@@ -407,6 +409,7 @@ class Api:
                 pods,
                 lambda: make_owner_lookup(self.state.client, self.state.discovery),
                 events,
+                claims,
             )
         except WorkloadMapError as exc:
             raise HttpError(422, "unprocessable", f'{res.kind} "{name}" cannot be resolved: {exc}') from exc
@@ -414,6 +417,7 @@ class Api:
         out["uid"] = view.view.uid
         out["ageSeconds"] = age_seconds(view.view.created_at)
         out["resourceVersion"] = meta.get("resourceVersion")
+        out["warnings"] = claims.warnings()
         return JSON(out)
 
     def get_cost(self, request: Request) -> JSON:
@@ -718,7 +722,9 @@ class Api:
                 "mergePatch": change.merge_patch,
                 "warnings": list(change.warnings),
                 "attempts": result.attempts,
-                "workload": row_for(t, shown, None, self.state.quarantine),
+                "workload": row_for(
+                    t, shown, None, self.state.quarantine, claim_reader(self.state, self.authz, user)
+                ),
             }
         )
 
@@ -789,13 +795,16 @@ class Api:
                 "GET /api/v1/workload-types lists the types.",
                 gvk=gvk_text,
             )
+        # DRA claim templates the manifest's pods name count from the cluster, as far as the caller
+        # may read them (a manifest about to be applied names templates already there).
+        claims = claim_reader(self.state, self.authz, self.user(request))
         try:
-            needs = placement_needs(found[0].karta, body)
+            needs = placement_needs(found[0].karta, body, claims=claims)
         except WorkloadMapError as exc:
             raise HttpError(422, "unprocessable", f"{kind}: {exc}") from exc
         except Exception as exc:  # a manifest of the wrong shape deep inside
             raise HttpError(422, "unprocessable", f"{kind}: cannot be resolved: {exc}") from exc
-        return JSON({**needs.to_dict(), "origin": found[0].origin})
+        return JSON({**needs.to_dict(), "origin": found[0].origin, "warnings": claims.warnings()})
 
     # live events
     async def watch(self, request: Request) -> Response:
@@ -895,7 +904,8 @@ class _EventStream:
             store = self.api.state.pods().store
             lookup = make_owner_lookup(self.api.state.client, self.api.state.discovery)
             pods = index_by_owner(store.by_index("namespace", ns), {uid}, lookup).get(uid, [])
-        row = row_for(t, obj, pods, self.api.state.quarantine)
+        claims = claim_reader(self.api.state, self.api.authz, self.user)
+        row = row_for(t, obj, pods, self.api.state.quarantine, claims)
         if kind != "deleted" and self.query.phases and not set(self.query.phases) & set(row["phases"]):
             return None
         return row
