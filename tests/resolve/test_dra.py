@@ -20,7 +20,13 @@ from tests.resolve.builders import RJ_LABEL, jobset_definition
 from workload_map.catalog import get_definition
 from workload_map.errors import ResolveError
 from workload_map.resolve import resolve
-from workload_map.resolve.dra import claim_devices, claim_essentials, objects_lookup, pod_claim_refs
+from workload_map.resolve.dra import (
+    claim_devices,
+    claim_essentials,
+    claim_to_cache,
+    objects_lookup,
+    pod_claim_refs,
+)
 from workload_map.resolve.placement import placement_needs
 
 Obj = dict[str, Any]
@@ -167,6 +173,30 @@ def test_what_a_cache_keeps_of_a_claim_counts_the_same() -> None:
     with pytest.raises(ResolveError, match="33 device requests, at most 32"):
         claim_devices(kept)
     assert claim_devices(claim_essentials({"metadata": {"name": "empty"}}, "ResourceClaim")) == {}
+
+
+def test_a_cache_leaves_out_the_claims_made_for_one_pod() -> None:
+    """The resourceclaim controller makes each pod's claim from its template with the pod as
+    controller (Kubernetes' pkg/controller/resourceclaim): no pod template names it."""
+    made = claim("train-0-gpu-x7k2p", exactly("gpu", "gpu.nvidia.com"))
+    made["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "Pod", "name": "train-0", "uid": "1", "controller": True}
+    ]
+    assert claim_to_cache(made, "ResourceClaim") is None
+    shared = claim("shared", exactly("gpu", "gpu.nvidia.com"))
+    shared["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "name": "t",
+            "uid": "2",
+            "controller": True,
+        }
+    ]
+    assert claim_to_cache(shared, "ResourceClaim") == claim_essentials(shared, "ResourceClaim")
+    assert (
+        claim_to_cache(template("t", exactly("gpu", "gpu.nvidia.com")), "ResourceClaimTemplate") is not None
+    )
 
 
 def test_bad_claims_are_errors_naming_the_object() -> None:

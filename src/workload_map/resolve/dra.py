@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.errors import ResolveError
-from workload_map.kube.objects import name_of, namespace_of
+from workload_map.kube.objects import controller_ref, name_of, namespace_of
 
 #: Device classes whose devices are whole GPUs (NVIDIA's DRA driver, deployments/helm DeviceClasses).
 GPU_DEVICE_CLASSES: frozenset[str] = frozenset({"gpu.nvidia.com", "vfio.gpu.nvidia.com"})
@@ -57,6 +57,7 @@ __all__ = [
     "ClaimLookup",
     "claim_devices",
     "claim_essentials",
+    "claim_to_cache",
     "gpus_of",
     "objects_lookup",
     "pod_claim_refs",
@@ -160,6 +161,17 @@ def claim_essentials(obj: Mapping[str, Any], kind: str) -> dict[str, Any]:
     if isinstance(results, list):
         out["status"] = {"allocation": {"devices": {"results": results[:MAX_RESULTS]}}}
     return out
+
+
+def claim_to_cache(obj: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
+    """What a cache of the cluster's claims keeps of ``obj`` (:func:`claim_essentials`), or None
+    for a ResourceClaim the resourceclaim controller made for one pod from a template (its
+    controller is that Pod): no pod template names such a claim (the resolver counts the template),
+    and there is one per pod."""
+    ref = controller_ref(obj)
+    if kind == CLAIM_KIND and ref is not None and ref.get("kind") == "Pod" and ref.get("apiVersion") == "v1":
+        return None
+    return claim_essentials(obj, kind)
 
 
 def gpus_of(devices: Mapping[str, int]) -> int:

@@ -3,16 +3,17 @@ long-running consumers (``wmap serve``, the exporter) so that GPUs requested thr
 as the CLI counts them (:mod:`workload_map.resolve.dra`, :mod:`workload_map.cluster.claims`).
 
 Discovery is asked once, at :meth:`ClaimCache.start`: a kind ``resource.k8s.io`` does not serve
-gets no informer (and no request, ever); each kind it serves gets one informer at the version
-:func:`~workload_map.cluster.claims.served_version` picks, whose objects go through the caller's
-``trim`` (the fields the resolver reads), so the cache holds a few hundred bytes per claim.
+gets no informer (and no request, ever); each kind it serves gets one informer (one per namespace
+with ``namespaces``) at the version :func:`~workload_map.cluster.claims.served_version` picks,
+whose objects go through the caller's ``trim`` (the fields the resolver reads; ``None`` leaves an
+object out), so the cache holds a few hundred bytes per claim it keeps.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workload_map.cluster.claims import GROUP, PLURALS, ClaimNotServedError, served_version
@@ -29,8 +30,8 @@ __all__ = ["ClaimCache", "Trim"]
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-#: ``trim(obj, kind)``: what the cache keeps of a listed or watched object.
-Trim = Callable[[Mapping[str, Any], str], Obj]
+#: ``trim(obj, kind)``: what the cache keeps of a listed or watched object (None: nothing).
+Trim = Callable[[Mapping[str, Any], str], Obj | None]
 
 
 class ClaimCache:
@@ -43,14 +44,17 @@ class ClaimCache:
         discovery: Discovery,
         trim: Trim,
         *,
+        namespaces: Sequence[str] = (),
         watch_timeout: int = 300,
     ) -> None:
         self._new_client = new_client
         self._discovery = discovery
         self._trim = trim
+        self._namespaces = tuple(namespaces)
         self._watch_timeout = watch_timeout
         self._lock = threading.Lock()
-        self._informers: dict[str, Informer] = {}
+        #: (kind, namespace; "" when cluster-wide) -> informer
+        self._informers: dict[tuple[str, str], Informer] = {}
         self._handlers: list[EventHandler] = []
         self._start_lock = threading.Lock()
         self._started = False
@@ -78,19 +82,20 @@ class ClaimCache:
         except ClusterError as exc:
             log.warning("discovery of %s failed: DRA claims are not counted yet (%s)", GROUP, exc)
             return False
-        started: dict[str, Informer] = {}
+        started: dict[tuple[str, str], Informer] = {}
         for kind, version in versions.items():
             plural = PLURALS[kind]
-            inf = Informer(
-                self._new_client(),
-                api_path(f"{GROUP}/{version}", plural),
-                resource=f"{plural}.{GROUP}",
-                watch_timeout=self._watch_timeout,
-                transform=self._trimmer(kind),
-            )
-            for handler in self._handlers:
-                inf.add_handler(handler, replay=False)
-            started[kind] = inf
+            for namespace in self._namespaces or ("",):
+                inf = Informer(
+                    self._new_client(),
+                    api_path(f"{GROUP}/{version}", plural, namespace or None),
+                    resource=f"{plural}.{GROUP}",
+                    watch_timeout=self._watch_timeout,
+                    transform=self._trimmer(kind),
+                )
+                for handler in self._handlers:
+                    inf.add_handler(handler, replay=False)
+                started[(kind, namespace)] = inf
         with self._lock:
             self._informers = started
         for inf in started.values():
@@ -107,19 +112,23 @@ class ClaimCache:
         with self._lock:
             return list(self._informers.values())
 
-    def serves(self, kind: str) -> bool:
+    def _informer(self, kind: str, namespace: str) -> Informer | None:
         with self._lock:
-            return kind in self._informers
+            return self._informers.get((kind, namespace if self._namespaces else ""))
+
+    def serves(self, kind: str) -> bool:
+        """Whether ``kind`` is watched (served by the cluster)."""
+        with self._lock:
+            return any(k == kind for k, _ in self._informers)
 
     def wait_for_sync(self, timeout: float) -> bool:
         """Whether every informer has listed (each waited for up to ``timeout`` seconds)."""
         return all(inf.wait_for_sync(timeout) for inf in self.informers())
 
     def get(self, kind: str, namespace: str, name: str) -> Obj | None:
-        """The object (trimmed), or None: unknown, or its kind not served
-        (a :data:`~workload_map.resolve.dra.ClaimLookup`)."""
-        with self._lock:
-            inf = self._informers.get(kind)
+        """The object (trimmed), or None: unknown, its kind not served, or its namespace not
+        watched (a :data:`~workload_map.resolve.dra.ClaimLookup`)."""
+        inf = self._informer(kind, namespace)
         return inf.store.get(namespace, name) if inf is not None else None
 
     def read(self, kind: str, namespace: str, name: str) -> Obj:

@@ -358,7 +358,7 @@ class ClusterState:
 
     def claims(self, *, wait: bool = True) -> ClaimCache:
         """The DRA claims and templates, live (started on first use; with ``wait``, synced)."""
-        from workload_map.resolve.dra import claim_essentials
+        from workload_map.resolve.dra import claim_to_cache
         from workload_map.runtime.claims import ClaimCache
 
         with self._lock:
@@ -366,7 +366,7 @@ class ClusterState:
                 if self._closed:
                     raise HttpError(503, "not_ready", "the server is shutting down")
                 self._claims = ClaimCache(
-                    self._new_client, self.discovery, claim_essentials, watch_timeout=self.watch_timeout
+                    self._new_client, self.discovery, claim_to_cache, watch_timeout=self.watch_timeout
                 )
             cache = self._claims
         cache.start()
