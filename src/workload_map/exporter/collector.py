@@ -235,6 +235,26 @@ class Exporter:
         from workload_map.cluster.discovery import Discovery
 
         self.discovery = Discovery(self.client, cache_dir=False)
+        from workload_map.resolve.dra import claim_to_cache
+        from workload_map.runtime.claims import ClaimCache
+
+        #: DRA claims and templates (their GPUs count in the resource series), by namespace: a
+        #: change bumps the namespace's generation, part of each workload's fingerprint there.
+        self.claims = ClaimCache(
+            self._client_factory,
+            self.discovery,
+            claim_to_cache,
+            namespaces=self.namespaces,
+            watch_timeout=watch_timeout,
+        )
+        self.claims.add_handler(
+            EventHandler(
+                on_add=self._claims_changed,
+                on_update=lambda _old, new: self._claims_changed(new),
+                on_delete=self._claims_changed,
+            )
+        )
+        self._claim_generations: dict[str, int] = {}
         self._missing: dict[str, int] = {}
         self._version = 0
         self.queue: WorkQueue[WorkloadKey] = WorkQueue(name="workloads")
@@ -281,6 +301,7 @@ class Exporter:
             ]
             if self._karta_informer is not None:
                 informers.append(self._karta_informer)
+        informers += self.claims.informers()
         for inf in informers:
             inf.stop(0)
         for inf in informers:
@@ -313,7 +334,7 @@ class Exporter:
             for k in self.kinds.values():
                 if k.id != POD_KIND:
                     out.extend(k.informers)
-            return out
+        return out + self.claims.informers()
 
     def ready(self) -> bool:
         """True after the first discovery, once every informer has synced."""
@@ -379,6 +400,7 @@ class Exporter:
         from workload_map.definitions_source import decode_cluster_items, merge_definitions
 
         served_groups = self._group_versions()
+        self.claims.start()  # discovery asked once (again only after a failure)
         # Karta objects: watched when the CRD is served.
         karta_served = KARTA_GROUP in served_groups and KARTA_KIND in self._served(KARTA_API_VERSION)
         if karta_served and self._karta_informer is None:
@@ -570,6 +592,16 @@ class Exporter:
 
         return EventHandler(on_add=changed, on_update=updated, on_delete=changed)
 
+    def _claims_changed(self, claim: Obj) -> None:
+        """A DRA claim or template changed: the workloads of its namespace resolve again (the
+        devices their pods name may be its; claims change rarely, one per pod is never kept)."""
+        namespace = namespace_of(claim)
+        with self._lock:
+            self._claim_generations[namespace] = self._claim_generations.get(namespace, 0) + 1
+            keys = [key for key in self._entries if key[1] == namespace]
+        for key in keys:
+            self.queue.add(key)
+
     def _store_lookup(self, namespace: str, api_version: str, kind: str, name: str) -> Obj | None:
         """The owner-walk lookup of the exporter: its informer stores, never the API."""
         wk = self.kinds.get(f"{group_of(api_version)}/{kind}")
@@ -708,7 +740,10 @@ class Exporter:
                 self._drop_pods(self._pods_of(obj, wk).values())  # another shard renders them
             return
         pods = self._pods_of(obj, wk)
-        rv = str(meta(obj).get("resourceVersion") or "")
+        with self._lock:
+            claims = self._claim_generations.get(namespace, 0)
+        # what the resolved workload depends on: the object, and the DRA claims of its namespace
+        rv = f"{meta(obj).get('resourceVersion') or ''}/{claims}"
         fingerprint = (
             id(wk),
             rv,
@@ -762,7 +797,9 @@ class Exporter:
             workload = cached[1]
         elif compiled is not None:
             try:
-                workload = self.quarantine.run(wk.entry.name, lambda: resolve(compiled, obj))
+                workload = self.quarantine.run(
+                    wk.entry.name, lambda: resolve(compiled, obj, claims=self.claims.get)
+                )
             except WorkloadMapError as exc:
                 with self._lock:
                     self._resolve_errors[wk.kind] = self._resolve_errors.get(wk.kind, 0) + 1
