@@ -204,14 +204,16 @@ def _live(
     show_events: bool,
     generic: bool = False,
 ) -> None:
+    namespace = session.namespace()
+    # Asked for before the model, resolver and catalog are imported: the API server lists the
+    # pods while they import.
+    early_pods, early_events = _prefetch_namespace(session, namespace, show_events)
     from workload_map import messages
     from workload_map.cluster.owners import OwnerLookup, make_owner_lookup
     from workload_map.errors import ForbiddenError, NotFoundError, WorkloadMapError
     from workload_map.live import describe_live
     from workload_map.resolve import compile_definition
 
-    namespace = session.namespace()
-    early_pods, early_events = _prefetch_namespace(session, namespace, show_events)
     try:
         rt = session.resolve_type(token)
     except NoDefinitionError as exc:
