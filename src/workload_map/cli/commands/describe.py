@@ -244,6 +244,10 @@ def _live(
         raise WorkloadNotFoundError(f'{rt.kind} "{name}" not found{where}') from exc
     except ForbiddenError as exc:
         raise CommandError(f"not allowed to read {rt.kind}: {exc}") from exc
+    try:  # while the pods are still on their way
+        compiled = compile_definition(rt.entry.karta)
+    except WorkloadMapError as exc:
+        raise CommandError(f'describe {rt.kind} "{name}": {exc}') from exc
     meta = obj.get("metadata") or {}
     obj_ns = meta.get("namespace") or ""
     pods: list[dict[str, Any]] | None = None
@@ -274,9 +278,7 @@ def _live(
         return lookups[-1]
 
     try:
-        view = describe_live(
-            compile_definition(rt.entry.karta), rt.entry, obj, pods, lookup, events, session.claims()
-        )
+        view = describe_live(compiled, rt.entry, obj, pods, lookup, events, session.claims())
     except WorkloadMapError as exc:
         raise CommandError(f'describe {rt.kind} "{name}": {exc}') from exc
     denied = sorted({r for lk in lookups for r in lk.denied_resources()})
