@@ -116,3 +116,32 @@ spec:
 """
     )
     assert any("$pod" in f.message for f in validate_definition(bad))
+
+
+def test_gang_expressions_compile_when_the_gang_plan_first_asks_for_them() -> None:
+    """Resolving a workload (``describe``, ``get``) never compiles the gang expressions; the gang
+    plan does, once, and a bad one is the same DefinitionError naming its field as before."""
+    from workload_map.catalog import get_definition
+    from workload_map.errors import DefinitionError
+    from workload_map.resolve import compile_definition, resolve
+
+    jobset = compile_definition(get_definition("jobset.x-k8s.io/v1alpha2", "JobSet"))  # type: ignore[arg-type]
+    obj = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "j", "namespace": "ns", "uid": "u"},
+        "spec": {"replicatedJobs": [{"name": "w", "replicas": 2, "template": {"spec": {}}}]},
+    }
+    resolve(jobset, obj)
+    assert "gang_expressions" not in vars(jobset)
+    assert jobset.gang_expressions is not None and jobset.gang_expressions.sub_groups is not None
+    assert jobset.gang_expressions is jobset.gang_expressions  # compiled once
+
+    # Not validated (a Karta built directly, as a library user may): only the gang plan fails.
+    wire = _karta(minMember=".spec.n").to_wire()
+    wire["spec"]["optimizationInstructions"]["gangScheduling"]["expressions"]["minMember"] = ".spec.n |"
+    bad = compile_definition(Karta.model_validate(wire))
+    with pytest.raises(DefinitionError, match=r"gangScheduling\.expressions\.minMember: invalid jq"):
+        _ = bad.gang_expressions
+    with pytest.raises(WorkloadMapError, match=r"gangScheduling\.expressions\.minMember: invalid jq"):
+        group_pod(bad.karta, OWNER, POD)
