@@ -14,6 +14,8 @@ Flow:
   :func:`chain_kinds`). Stores are indexed by owner-reference uid.
 - **Events** only enqueue keys (informer threads stay fast): a workload's own key, and for pods and
   owners the covered ancestors found by climbing controller owner references through the stores.
+  Until the pods' first list is in, nothing is rendered; then every workload is, once, with all of
+  its pods (see :meth:`Exporter._await_pods`).
 - **Workers** take a workload key, keep it only when it is top-level (no covered kind in its
   controller-owner chain, upstream's ``get --all-types`` rule), collect its pods top-down from the
   owner indexes, resolve it (cached per resourceVersion), attribute the pods
@@ -103,6 +105,8 @@ def chain_kinds(entries: Iterable[DefinitionEntry]) -> set[tuple[str, str, str]]
 DEFAULT_MAX_SERIES = 1_000_000
 #: Seconds the pod informers wait for the owner kinds' first lists before starting anyway.
 POD_START_WAIT = 120.0
+#: Seconds workloads wait for the pods' first list before they are rendered anyway.
+POD_SYNC_WAIT = 120.0
 #: Rediscoveries in a row a kind must be missing from discovery before its informers stop.
 MISSING_ROUNDS = 3
 
@@ -235,6 +239,9 @@ class Exporter:
         #: ``plural.group`` words of types without a definition to render generically
         self.generic_types: tuple[str, ...] = tuple(dict.fromkeys(generic_types))
         self._pods_started = False
+        #: Set once the pods' first list is in (or failed, or POD_SYNC_WAIT passed): until then
+        #: workers render nothing and pod events enqueue nothing; then every workload is rendered.
+        self._pods_synced = threading.Event()
         self.max_series = max(0, max_series)
         #: the workload families of the current generation (see workload_body)
         self._body: WorkloadBody | None = None
@@ -373,6 +380,32 @@ class Exporter:
         for inf in self._pod_informers:
             inf.start()
         self._pods_started = True
+        threading.Thread(target=self._await_pods, name="wmap-pods-synced", daemon=True).start()
+
+    def _await_pods(self) -> None:
+        """Open the gate once the pods' first list is in: every workload is then rendered once with
+        all its pods. Rendering while the list arrived rendered each workload two or three times
+        (without pods, with some, with all) and climbed every pod's owner chain to enqueue it. A
+        pod list that fails, or takes longer than POD_SYNC_WAIT, opens it too (rendered as before)."""
+        deadline = time.monotonic() + POD_SYNC_WAIT
+        for inf in self._pod_informers:
+            while not inf.wait_for_sync(0.2) and not inf.stats.list_errors:
+                if self._stop.is_set():
+                    return
+                if time.monotonic() > deadline:
+                    log.warning("pods not listed after %.0fs: rendering workloads meanwhile", POD_SYNC_WAIT)
+                    break
+        self._pods_synced.set()
+        self._enqueue_all()
+
+    def _enqueue_all(self) -> None:
+        """Every stored object of the rendering kinds (pods too when a definition covers them)."""
+        with self._lock:
+            kinds = [k for k in self.kinds.values() if k.renders]
+        for wk in kinds:
+            for inf in wk.informers:
+                for namespace, name in inf.store:
+                    self.queue.add((wk.id, namespace, name))
 
     def _discovery_loop(self) -> None:
         while not self._stop.is_set():
@@ -678,6 +711,8 @@ class Exporter:
         so an update that only moved status costs one climb)."""
         # Another shard's pods never get here: _pod_transform leaves them out on every event, and
         # _process drops those whose workload turned out foreign only after they arrived.
+        if not self._pods_synced.is_set():
+            return  # the first list: every workload is enqueued once it is in (_await_pods)
         parents = self._ancestors(pod)
         if old is not None and meta(old).get("ownerReferences") != meta(pod).get("ownerReferences"):
             parents |= self._ancestors(old)
@@ -719,6 +754,8 @@ class Exporter:
         return pods
 
     def _process(self, key: WorkloadKey) -> None:
+        if not self._pods_synced.is_set():
+            return  # rendered once the pods' first list is in (_await_pods enqueues every workload)
         wk_id, namespace, name = key
         with self._lock:
             wk = self.kinds.get(wk_id)
