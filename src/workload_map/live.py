@@ -1,9 +1,12 @@
 """Answers about live workloads shared by the CLI (``wmap describe``, ``wmap group``) and the
 HTTP server: the definitions covering an object's type, the PodGroup KAI Scheduler creates for
-a pod, and the live ``describe`` view (workload + its pods). Owner references and the owner walk
+a pod, a workload's gang objects for every scheduler (``wmap gang``, ``GET .../gangs``) with the
+warnings about the objects the cluster already holds, and the live ``describe`` view (workload +
+its pods). Owner references and the owner walk
 are :mod:`workload_map.kube`.
 
-Nothing here talks to the API directly: callers pass the objects they fetched and an owner
+Nothing here talks to the API directly: callers pass the objects they fetched, the reads to make
+(``get(path)``, :data:`GangObjectReader`: the server checks its caller's RBAC in them) and an owner
 ``lookup(namespace, api_version, kind, name) -> dict | None`` (e.g.
 :func:`workload_map.cluster.owners.make_owner_lookup`); each caller maps errors to its own (a
 CLI error, an HTTP status).
@@ -37,22 +40,27 @@ if TYPE_CHECKING:
     from workload_map.resolve.gang_plan import GangPlan, PlanOptions
     from workload_map.resolve.gangs import PodGroupPlan
     from workload_map.resolve.pods import PodAttribution
-    from workload_map.resolve.schedulers import Rendered, RenderOptions
+    from workload_map.resolve.schedulers import Rendered, RenderOptions, TemplateChange
     from workload_map.views.model import DescribeView
 
 __all__ = [
     "DefinitionConflictError",
     "GangAnswer",
+    "GangObjectReader",
     "KaiPodGroup",
+    "NotServedError",
     "OwnerChainError",
     "PodGangAnswer",
     "PodLister",
     "definitions_for",
     "describe_live",
     "gang_objects",
+    "gang_warnings",
     "kai_pod_group",
     "pod_gang_objects",
     "pod_group_document",
+    "priority_class_exists",
+    "priority_values",
 ]
 
 
@@ -131,6 +139,7 @@ def pod_group_document(answer: KaiPodGroup) -> dict[str, Any]:
     return {
         "pod": pod_meta.get("name"),
         "namespace": pod_meta.get("namespace"),
+        "scheduler": "kai",
         "topOwner": {
             "apiVersion": answer.top.get("apiVersion"),
             "kind": answer.top.get("kind"),
@@ -153,6 +162,10 @@ class GangAnswer:
     workload: Mapping[str, Any]
     plan: GangPlan
     rendered: Rendered
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole answer (``wmap gang -o json``, ``GET .../workloads/{type}/{name}/gangs``)."""
+        return self.rendered.to_dict(self.plan)
 
 
 def gang_objects(
@@ -184,6 +197,48 @@ class PodGangAnswer:
     instance_id: str
     object: dict[str, Any] | None
 
+    @property
+    def template_change(self) -> TemplateChange | None:
+        """The change that links the pod's template (component and instance) to :attr:`object`."""
+        for c in self.answer.rendered.template_changes:
+            if (c.component, c.instance_id) == (self.component, self.instance_id):
+                return c
+        return None
+
+    def missing(self) -> str:
+        """Why no object holds the pod (for when :attr:`object` is ``None``)."""
+        plan, rendered = self.answer.plan, self.answer.rendered
+        why = "; ".join([*plan.notes, *rendered.notes]) or "its component is in no gang"
+        return (
+            f"{plan.kind}/{plan.name} gives {rendered.scheduler} no object for component "
+            f"{self.component!r}: {why}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The REST answer (``GET .../pods/{name}/podgroup?scheduler=S``, S other than kai): the
+        pod, its top owner, the definition, the pod's component and instance, the ``object`` it
+        joins (``wmap group --scheduler S -o json``) and its pod template's change."""
+        plan, entry = self.answer.plan, self.answer.entry
+        pod_meta = meta(self.pod)
+        change = self.template_change
+        return {
+            "pod": pod_meta.get("name"),
+            "namespace": pod_meta.get("namespace"),
+            "scheduler": self.answer.rendered.scheduler,
+            "topOwner": {
+                "apiVersion": plan.api_version,
+                "kind": plan.kind,
+                "name": plan.name,
+                "uid": plan.uid,
+            },
+            "definition": entry.name,
+            "origin": entry.origin,
+            "component": self.component,
+            "instanceId": self.instance_id,
+            "object": self.object,
+            "podTemplateChange": change.to_dict() if change is not None else None,
+        }
+
 
 def pod_gang_objects(
     pod: Mapping[str, Any],
@@ -214,6 +269,103 @@ def pod_gang_objects(
     component = infer_pod_component(pod, found[0].karta)
     instance = infer_pod_instance(pod, component, top, found[0].karta)
     return PodGangAnswer(pod, answer, component, instance, answer.rendered.object_for(component, instance))
+
+
+#: ``read(api_version, kind, namespace, name)``: the object as the cluster holds it (``None``:
+#: it does not exist); raises :class:`NotServedError` when the cluster serves no such kind and
+#: :class:`~workload_map.errors.WorkloadMapError` when it cannot be read.
+GangObjectReader = Callable[[str, str, str, str], "Mapping[str, Any] | None"]
+
+
+class NotServedError(WorkloadMapError):
+    """The cluster serves no resource of the kind (its scheduler's CRD is not installed)."""
+
+
+def gang_warnings(answer: GangAnswer, read: GangObjectReader, max_reads: int | None = None) -> list[str]:
+    """What a live ``wmap gang`` (and its REST route) warns about: one warning per object kind
+    the cluster does not serve (nothing retried), one per object that could not be read, and
+    the objects another controller already holds (:func:`~workload_map.resolve.schedulers.conflicts`).
+    At most ``max_reads`` objects are read (``None``: every one); the rest are counted in a warning."""
+    from workload_map.errors import ForbiddenError
+    from workload_map.resolve.schedulers import conflicts
+
+    warnings: list[str] = []
+    existing: list[Mapping[str, Any]] = []
+    missing: set[tuple[str, str]] = set()
+    reads = 0
+    for i, obj in enumerate(answer.rendered.objects):
+        key = (str(obj.get("apiVersion")), str(obj.get("kind")))
+        if key in missing:
+            continue
+        if max_reads is not None and reads >= max_reads:
+            left = len(answer.rendered.objects) - i
+            warnings.append(
+                f"{left} more objects were not checked for another owner (at most {max_reads} are read)"
+            )
+            break
+        reads += 1
+        try:
+            found = read(key[0], key[1], namespace_of(obj), name_of(obj))
+        except NotServedError:
+            missing.add(key)
+            warnings.append(
+                f"{key[1]} ({key[0]}) is not served by this cluster: install the scheduler's CRD "
+                "before creating these objects"
+            )
+            continue
+        except ForbiddenError:
+            warnings.append(f"not allowed to read {key[1]} {name_of(obj)}: its owner was not checked")
+            continue
+        except WorkloadMapError as exc:
+            warnings.append(f"could not read {key[1]} {name_of(obj)}: {exc}")
+            continue
+        if found is not None:
+            existing.append(found)
+    warnings.extend(conflicts(answer.plan, answer.rendered, existing))
+    return warnings
+
+
+def priority_class_exists(get: Callable[[str], Mapping[str, Any]]) -> Callable[[str], bool]:
+    """Whether a PriorityClass exists, read with ``get(path)``, one read per name (KAI keeps a
+    pod's priority class only if it exists). A class the reader may not read counts as existing:
+    the name is what the user asked for."""
+    from workload_map.errors import ForbiddenError, NotFoundError
+    from workload_map.kube.objects import api_path
+
+    cache: dict[str, bool] = {}
+
+    def exists(name: str) -> bool:
+        if name not in cache:
+            try:
+                get(api_path("scheduling.k8s.io/v1", "priorityclasses", name=name))
+                cache[name] = True
+            except NotFoundError:
+                cache[name] = False
+            except ForbiddenError:
+                cache[name] = True
+        return cache[name]
+
+    return exists
+
+
+def priority_values(get: Callable[[str], Mapping[str, Any]]) -> Callable[[str], int | None]:
+    """PriorityClass values read with ``get(path)`` (a client's GET), one read per name; a class
+    that cannot be read (missing, forbidden, unreachable) has an unknown value (``None``)."""
+    from workload_map.kube.objects import api_path
+
+    cache: dict[str, int | None] = {}
+
+    def value(name: str) -> int | None:
+        if name not in cache:
+            try:
+                obj = get(api_path("scheduling.k8s.io/v1", "priorityclasses", name=name))
+                v = obj.get("value")
+                cache[name] = v if isinstance(v, int) and not isinstance(v, bool) else None
+            except WorkloadMapError:
+                cache[name] = None
+        return cache[name]
+
+    return value
 
 
 def describe_live(

@@ -15,7 +15,7 @@ import yaml
 from tests.cli.helpers import wmap
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient, owner_reference
-from tests.support.seed import create_jobset_tree
+from tests.support.seed import create_foreign_pod_group, create_jobset_tree
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "jobset-leader-workers.yaml"
 
@@ -309,28 +309,7 @@ def test_live_warns_once_per_missing_crd_and_about_foreign_owners(
     assert rc == 0, err
     assert [o["kind"] for o in yaml.safe_load(out)["objects"]] == ["Workload", "PodGroup"]
     assert err.count("is not served by this cluster") == 2
-    other = kube.create(
-        {
-            "apiVersion": "batch/v1",
-            "kind": "Job",
-            "metadata": {"name": "someone-else", "namespace": namespace},
-            "spec": {
-                "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}
-            },
-        }
-    )
-    kube.create(
-        {
-            "apiVersion": "scheduling.volcano.sh/v1beta1",
-            "kind": "PodGroup",
-            "metadata": {
-                "name": "train",
-                "namespace": namespace,
-                "ownerReferences": [owner_reference(other)],
-            },
-            "spec": {"minMember": 1},
-        }
-    )
+    create_foreign_pod_group(kube, namespace, "train")
     rc, _, err = wmap("gang", "jobset/train", "--scheduler", "volcano", "--kubeconfig", kc)
     assert rc == 0
     assert (

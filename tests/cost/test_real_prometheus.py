@@ -105,7 +105,9 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     config = {"global": {"evaluation_interval": "1s"}, "rule_files": [str(RULES)]}
     # ready once both rule groups were evaluated on the stored inputs: the groups run on their
     # own timers, so the cost group can be ready a second before the utilization one
-    ready = "count(workload:wmap_idle_gpu_cost_per_hour:sum) and on() count(workload:wmap_gpu_utilization:avg)"
+    ready = (
+        "count(workload:wmap_idle_gpu_cost_per_hour:sum) and on() count(workload:wmap_gpu_utilization:avg)"
+    )
     with running_prometheus(d, config, ready) as url:
         yield url
 

@@ -464,3 +464,41 @@ def test_exporter_max_series() -> None:
         docs = helm_template(*VALUE_SETS["exporter-only"], "--set", f"exporter.maxSeries={value}")
         (exporter,) = [c for c in _containers(docs) if c["name"] == "exporter"]
         assert f"--max-series={value}" in exporter["args"]
+
+
+def test_kueue_values() -> None:
+    """operator.kueue: the operator runs with --kueue and one --kueue-type per type, and may read,
+    watch and patch the workloads, create and delete Kueue Workloads, watch ResourceFlavors and
+    read PriorityClasses; off by default (no flag, no Kueue rule)."""
+    docs = helm_template(
+        "--set", "operator.kueue.enabled=true",
+        "--set", "operator.kueue.types={JobSet.jobset.x-k8s.io,RayJob}",
+    )  # fmt: skip
+    kinds = _by_kind(docs)
+    operator = next(d for d in kinds["Deployment"] if d["metadata"]["name"] == "wmap-operator")
+    args = operator["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args[args.index("--kueue") :][:3] == [
+        "--kueue",
+        "--kueue-type=JobSet.jobset.x-k8s.io",
+        "--kueue-type=RayJob",
+    ]
+    role = next(d for d in kinds["ClusterRole"] if d["metadata"]["name"] == "wmap-operator")
+    rules = role["rules"]
+    assert {
+        "apiGroups": ["kueue.x-k8s.io"],
+        "resources": ["workloads"],
+        "verbs": ["get", "list", "watch", "create", "delete"],
+    } in rules
+    assert {
+        "apiGroups": ["kueue.x-k8s.io"],
+        "resources": ["resourceflavors"],
+        "verbs": ["get", "list", "watch"],
+    } in rules
+    patch = [r for r in rules if "patch" in r["verbs"] and "jobset.x-k8s.io" in r["apiGroups"]]
+    assert patch and patch[0]["verbs"] == ["get", "list", "watch", "patch"]
+
+    plain = _by_kind(helm_template())
+    operator = next(d for d in plain["Deployment"] if d["metadata"]["name"] == "wmap-operator")
+    assert "--kueue" not in operator["spec"]["template"]["spec"]["containers"][0]["args"]
+    role = next(d for d in plain["ClusterRole"] if d["metadata"]["name"] == "wmap-operator")
+    assert not any("kueue.x-k8s.io" in r["apiGroups"] for r in role["rules"])

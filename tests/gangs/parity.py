@@ -116,6 +116,12 @@ def facts(case: Mapping[str, Any], rendered: Rendered | None, error: str | None)
                 {"name": t["name"], "minCount": (t["schedulingPolicy"].get("gang") or {}).get("minCount")}
                 for t in workload.get("spec", {}).get("podGroupTemplates", [])
             ]
+        elif key == "podGroupMinCounts":
+            out[key] = [
+                ((o.get("spec") or {}).get("schedulingPolicy", {}).get("gang") or {}).get("minCount")
+                for o in rendered.objects
+                if o.get("kind") == "PodGroup"
+            ]
         elif key == "resourceClaims":
             out[key] = spec.get("resourceClaims")
         elif key == "topology":

@@ -721,3 +721,20 @@ def test_hostile_write_back_paths_end_in_an_error(path: str, obj: dict[str, Any]
         apply_edits(hostile(path), obj, [SetSchedulerName("kai")])
     assert message in str(info.value)
     assert obj == before
+
+
+def test_instances_limit_the_edit_to_those_templates() -> None:
+    """``instances=[(component, instance id)]`` edits those pod templates only (one Kueue podSet);
+    a pair naming no template present is "no pod template", nothing written."""
+    obj = pytorch()
+    change = apply_edits(
+        PYTORCH, obj, [SetPodField(("nodeSelector",), {"pool": "a"})], instances=[("worker", "")]
+    )
+    reproduces(obj, change)
+    specs = change.new_object["spec"]["pytorchReplicaSpecs"]
+    assert specs["Worker"]["template"]["spec"]["nodeSelector"] == {"pool": "a"}
+    assert "nodeSelector" not in specs["Master"]["template"]["spec"]
+    with pytest.raises(WriteBackError, match="holds no pod template"):
+        apply_edits(
+            PYTORCH, obj, [SetPodField(("nodeSelector",), {"pool": "a"})], instances=[("worker", "w-0")]
+        )

@@ -860,6 +860,30 @@ def stuck_events(
     )
 
 
+def create_foreign_pod_group(kube: KubeTestClient, namespace: str, name: str) -> dict[str, Any]:
+    """A Volcano PodGroup ``name`` whose controller is another workload (a Job "someone-else"),
+    as a second operator would leave one; returns that Job."""
+    other = kube.create(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "someone-else", "namespace": namespace},
+            "spec": {
+                "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}
+            },
+        }
+    )
+    kube.create(
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": namespace, "ownerReferences": [owner_reference(other)]},
+            "spec": {"minMember": 1},
+        }
+    )
+    return other
+
+
 # --- a type no definition covers, in every kstatus state (generic reading) -----------------------
 
 

@@ -120,58 +120,31 @@ def priority_values_in(objects: list[Any]) -> Callable[[str], int | None]:
 
 
 def live_priority_values(client: Any) -> Callable[[str], int | None]:
-    """PriorityClass values read from the cluster (one GET per name; unreadable: unknown)."""
-    from workload_map.errors import WorkloadMapError
+    """PriorityClass values read from the cluster (:func:`workload_map.live.priority_values`)."""
+    from workload_map.live import priority_values
 
-    cache: dict[str, int | None] = {}
-
-    def value(name: str) -> int | None:
-        if name not in cache:
-            try:
-                obj = client.get(f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}")
-                v = obj.get("value")
-                cache[name] = v if isinstance(v, int) and not isinstance(v, bool) else None
-            except WorkloadMapError:
-                cache[name] = None
-        return cache[name]
-
-    return value
+    return priority_values(client.get)
 
 
 def live_conflicts(session: Session, answer: GangAnswer) -> list[str]:
     """Warnings for the objects that already exist under another controller, and one warning
-    per object kind whose CRD the cluster does not serve (nothing is retried)."""
-    from workload_map.errors import ForbiddenError, NotFoundError, WorkloadMapError
-    from workload_map.kube.objects import name_of, namespace_of
-    from workload_map.resolve.schedulers import conflicts
+    per object kind whose CRD the cluster does not serve (:func:`workload_map.live.gang_warnings`)."""
+    from workload_map.errors import NotFoundError
+    from workload_map.live import NotServedError, gang_warnings
 
-    warnings: list[str] = []
-    existing: list[Any] = []
-    missing: set[tuple[str, str]] = set()
     discovery = session.discovery()
     client = session.client()
-    for obj in answer.rendered.objects:
-        key = (str(obj.get("apiVersion")), str(obj.get("kind")))
-        if key in missing:
-            continue
-        res = discovery.resource_for_kind(*key)
+
+    def read(api_version: str, kind: str, namespace: str, name: str) -> Any:
+        res = discovery.resource_for_kind(api_version, kind)
         if res is None:
-            missing.add(key)
-            warnings.append(
-                f"{key[1]} ({key[0]}) is not served by this cluster: install the scheduler's CRD "
-                "before creating these objects"
-            )
-            continue
+            raise NotServedError(kind)
         try:
-            existing.append(client.get(res.path(namespace_of(obj), name_of(obj))))
+            return client.get(res.path(namespace, name))
         except NotFoundError:
-            continue
-        except ForbiddenError:
-            warnings.append(f"not allowed to read {key[1]} {name_of(obj)}: its owner was not checked")
-        except WorkloadMapError as exc:
-            warnings.append(f"could not read {key[1]} {name_of(obj)}: {exc}")
-    warnings.extend(conflicts(answer.plan, answer.rendered, existing))
-    return warnings
+            return None
+
+    return gang_warnings(answer, read)
 
 
 def emit(answer: GangAnswer, fmt: str, objects_only: bool, warn: Callable[[str], None]) -> None:
@@ -186,7 +159,7 @@ def emit(answer: GangAnswer, fmt: str, objects_only: bool, warn: Callable[[str],
         click.echo(dump(doc, "json" if fmt == "json" else "yaml"), nl=False)
         return
     if fmt in ("json", "yaml"):
-        click.echo(dump(rendered.to_dict(plan), fmt), nl=False)
+        click.echo(dump(answer.to_dict(), fmt), nl=False)
         return
     click.echo(table(answer))
 

@@ -722,8 +722,10 @@ def apply_edits(
     *,
     components: Iterable[str] | None = None,
     unsupported: Literal["refuse", "warn"] = "refuse",
+    instances: Iterable[tuple[str, str]] | None = None,
 ) -> Change:
-    """Apply ``edits`` in order to every pod location of ``obj`` (limited to ``components``) and
+    """Apply ``edits`` in order to every pod location of ``obj`` (limited to ``components``, and
+    to the ``(component, instance id)`` pairs of ``instances`` when given: one Kueue podSet) and
     the object's own metadata; returns the :class:`Change` (``obj`` is not mutated).
 
     Raises :class:`WriteBackError` (nothing written) when a container name matches no container,
@@ -748,6 +750,9 @@ def apply_edits(
                 f"(components: {', '.join(cd.components)})"
             )
     locations = pod_locations(cd, obj, scope) if pod_edits else []
+    if instances is not None:
+        wanted = set(instances)
+        locations = [loc for loc in locations if (loc.component, loc.instance) in wanted]
     if pod_edits and not locations:
         raise WriteBackError(
             f"the object holds no pod template that definition '{dname}' locates; nothing to edit"

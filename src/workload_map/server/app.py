@@ -56,7 +56,11 @@ from workload_map.server.workloads import (
 from workload_map.views.filters import UnknownPhaseError, parse_phases
 
 if TYPE_CHECKING:
+    from workload_map.cluster.claims import ClaimReader
     from workload_map.cost import PrometheusClient, PrometheusSettings
+    from workload_map.live import GangAnswer
+    from workload_map.resolve.gang_plan import PlanOptions
+    from workload_map.resolve.schedulers import RenderOptions
 
 __all__ = ["ServerSettings", "create_app"]
 
@@ -190,6 +194,9 @@ MAX_GENERIC = 5000
 MAX_COSTS_CACHED = 1000
 #: Seconds a readiness answer is reused by the probes that follow it.
 READINESS_TTL = 1.0
+#: Existing gang objects read per request to find other owners at most (a plan may render
+#: thousands of PodGroups; each read is a GET and an access review).
+MAX_GANG_READS = 256
 #: Methods that only read: any other is a write (see the module doc).
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -723,14 +730,128 @@ class Api:
         )
 
     # gangs and placement
+    def gangs(self, request: Request) -> JSON:
+        """Every object ``scheduler`` needs for the workload, the pod-template changes that link
+        its pods and the workload change (``wmap gang TYPE/NAME --scheduler S -o json``), plus
+        ``warnings`` (kinds the cluster does not serve, objects another controller holds)."""
+        from workload_map.live import gang_objects
+
+        user = self.user(request)
+        ns, t, name = self._workload_params(request)
+        res = t.resource
+        self.authz.require(user, "get", group=res.group, resource=res.name, namespace=ns, name=name)
+        scheduler, plan_options, render_options = self._gang_options(request, user)
+        obj = self._get_workload(t, ns, name)
+        claims = self._claims(user, ns)
+        try:
+            answer = gang_objects(t.entry, obj, scheduler, plan_options, render_options, claims)
+        except WorkloadMapError as exc:
+            raise HttpError(422, "unprocessable", f'gang {res.kind} "{name}": {exc}') from exc
+        warnings = self._gang_warnings(user, answer)
+        if claims is not None:
+            warnings.extend(claims.warnings())
+        return JSON({**answer.to_dict(), "warnings": warnings})
+
+    def _gang_options(self, request: Request, user: User) -> tuple[str, PlanOptions, RenderOptions]:
+        """``scheduler`` (422 naming the allowed ones) and the policy parameters ``wmap gang``
+        takes as options (``queue``, ``priorityClass``, ``scheduleTimeoutSeconds``,
+        ``schedulerName``, ``disruptionMode``; 400 when malformed)."""
+        from workload_map.kube.schedulers import DEFAULT_SCHEDULER, SCHEDULERS
+        from workload_map.live import priority_values
+        from workload_map.resolve.gang_expressions import check_name
+        from workload_map.resolve.gang_plan import PlanOptions
+        from workload_map.resolve.schedulers import RenderOptions
+
+        q = request.query_params
+        scheduler = q.get("scheduler") or DEFAULT_SCHEDULER
+        if scheduler not in SCHEDULERS:
+            raise HttpError(
+                422,
+                "unprocessable",
+                f"unsupported scheduler {scheduler[:40]!r}: one of {', '.join(SCHEDULERS)}",
+                field="scheduler",
+            )
+        names: dict[str, str | None] = {}
+        for key in ("queue", "priorityClass"):
+            try:
+                names[key] = check_name(q.get(key), key)
+            except WorkloadMapError as exc:
+                raise HttpError(
+                    400,
+                    "invalid_request",
+                    f"{key} must be a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', "
+                    "at most 253 characters)",
+                ) from exc
+        timeout = _int(request, "scheduleTimeoutSeconds", None, 0, 2**31 - 1)
+        scheduler_name = q.get("schedulerName") or None
+        if scheduler_name is not None and not _NAME.match(scheduler_name):
+            raise HttpError(400, "invalid_request", "schedulerName must be a Kubernetes name")
+        mode = q.get("disruptionMode") or None
+        if mode not in (None, "single", "all"):
+            raise HttpError(400, "invalid_request", "disruptionMode must be single or all")
+
+        def get_priority_class(path: str) -> Mapping[str, Any]:
+            # Read with the server's identity: the caller must be allowed to read it too.
+            self.authz.require(user, "get", group="scheduling.k8s.io", resource="priorityclasses")
+            return self.state.client.get(path)
+
+        plan = PlanOptions(
+            queue=names["queue"], priority_class_name=names["priorityClass"], schedule_timeout_seconds=timeout
+        )
+        rendering = RenderOptions(
+            scheduler_name=scheduler_name,
+            priority_value=priority_values(get_priority_class),
+            disruption_mode="all" if mode == "all" else "single" if mode == "single" else None,
+        )
+        return scheduler, plan, rendering
+
+    def _claims(self, user: User, namespace: str) -> ClaimReader | None:
+        """The DRA claims the resolver reads, when the caller may read them in ``namespace``
+        (``None`` otherwise: the claims' devices are not counted)."""
+        from workload_map.cluster.claims import ClaimReader
+
+        if not namespace or not all(
+            self.authz.allowed(user, "get", group="resource.k8s.io", resource=r, namespace=namespace)
+            for r in ("resourceclaimtemplates", "resourceclaims")
+        ):
+            return None
+        return ClaimReader(self.state.client, self.state.discovery)
+
+    def _gang_warnings(self, user: User, answer: GangAnswer) -> list[str]:
+        from workload_map.errors import ForbiddenError
+        from workload_map.live import NotServedError, gang_warnings
+
+        def read(api_version: str, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+            res = self.state.discovery.resource_for_kind(api_version, kind)
+            if res is None:
+                raise NotServedError(kind)
+            # Read with the server's identity: the caller must be allowed to read it too.
+            if not self.authz.allowed(
+                user, "get", group=res.group, resource=res.name, namespace=namespace, name=name
+            ):
+                raise ForbiddenError(403, "Forbidden", f"{user.username} may not get {kind} {name}")
+            try:
+                return self.state.client.get(res.path(namespace, name))
+            except NotFoundError:
+                return None
+
+        return gang_warnings(answer, read, MAX_GANG_READS)
+
     def pod_group(self, request: Request) -> JSON:
         from workload_map.cluster.owners import make_owner_lookup, make_pod_lister
-        from workload_map.live import kai_pod_group, pod_group_document
+        from workload_map.errors import ForbiddenError
+        from workload_map.live import (
+            kai_pod_group,
+            pod_gang_objects,
+            pod_group_document,
+            priority_class_exists,
+        )
         from workload_map.resolve.gang_expressions import MAX_SELECTED_PODS
 
         user = self.user(request)
         ns, pod = request.path_params["namespace"], request.path_params["name"]
         self.authz.require(user, "get", group="", resource="pods", namespace=ns, name=pod)
+        scheduler, plan_options, render_options = self._gang_options(request, user)
         client = self.state.client
         try:
             pod_obj = client.get(f"/api/v1/namespaces/{ns}/pods/{pod}")
@@ -749,6 +870,20 @@ class Api:
                 )
             return owners(namespace, api_version, kind, name)
 
+        if scheduler != "kai":
+            claims = self._claims(user, ns)
+            try:
+                found = pod_gang_objects(
+                    pod_obj, lookup, self.state.definitions(), scheduler, plan_options, render_options, claims
+                )
+            except ClusterError as exc:
+                raise from_cluster_error(exc, f"owners of pod {ns}/{pod}") from exc
+            except WorkloadMapError as exc:
+                raise HttpError(422, "unprocessable", f'group Pod "{pod}": {exc}') from exc
+            if found.object is None:
+                raise HttpError(422, "unprocessable", f'group Pod "{pod}": {found.missing()}')
+            return JSON(found.to_dict())
+
         pods_of = make_pod_lister(client, MAX_SELECTED_PODS)
 
         def list_pods(namespace: str, labels: Mapping[str, str]) -> Sequence[Mapping[str, Any]]:
@@ -756,8 +891,21 @@ class Api:
             self.authz.require(user, "list", group="", resource="pods", namespace=namespace)
             return pods_of(namespace, labels)
 
+        def get_priority_class(path: str) -> Mapping[str, Any]:
+            # Read with the server's identity: a caller who may not read it is told it exists,
+            # as the CLI's forbidden read is.
+            if not self.authz.allowed(user, "get", group="scheduling.k8s.io", resource="priorityclasses"):
+                raise ForbiddenError(403, "Forbidden", f"{user.username} may not get priorityclasses")
+            return client.get(path)
+
         try:
-            answer = kai_pod_group(pod_obj, lookup, self.state.definitions(), list_pods=list_pods)
+            answer = kai_pod_group(
+                pod_obj,
+                lookup,
+                self.state.definitions(),
+                priority_class_exists=priority_class_exists(get_priority_class),
+                list_pods=list_pods,
+            )
         except ClusterError as exc:
             raise from_cluster_error(exc, f"owners of pod {ns}/{pod}") from exc
         except WorkloadMapError as exc:
@@ -1093,6 +1241,8 @@ def create_app(state: ClusterState, settings: ServerSettings | None = None) -> S
         route(cwl + "/manifest", api.get_manifest, "GET"),
         route(wl + "/cost", api.get_cost, "GET"),
         route(cwl + "/cost", api.get_cost, "GET"),
+        route(wl + "/gangs", api.gangs, "GET"),
+        route(cwl + "/gangs", api.gangs, "GET"),
         route("/api/v1/namespaces", api.list_namespaces, "GET"),
         route("/api/v1/other-types", api.other_types, "GET"),
         route("/api/v1/generic/{resource}", api.generic_workloads, "GET"),

@@ -20,6 +20,7 @@ from importlib import resources
 from typing import Any
 
 from workload_map import __version__
+from workload_map.kube.schedulers import DEFAULT_SCHEDULER, SCHEDULERS
 from workload_map.resolve.editdoc import SCHEMA as EDITS_SCHEMA
 from workload_map.views.filters import PHASES
 
@@ -306,10 +307,17 @@ def _schemas() -> dict[str, Schema]:
     }
     s["PodGroup"] = {
         "type": "object",
-        "required": ["pod", "namespace", "topOwner", "definition", "origin", "podGroup", "object"],
+        "description": "With scheduler=kai (the default): KAI's PodGroup and how it was computed "
+        "(podGroup). With another scheduler: the object the pod's template is linked to, the pod's "
+        "component and instance, and that template's change.",
+        "required": ["pod", "namespace", "scheduler", "topOwner", "definition", "origin", "object"],
         "properties": {
             "pod": {"type": "string"},
             "namespace": {"type": "string"},
+            "scheduler": {"enum": list(SCHEDULERS)},
+            "component": {"type": "string", "description": "The pod's component (not with kai)."},
+            "instanceId": {"type": "string", "description": "The pod's component instance (not with kai)."},
+            "podTemplateChange": _nullable(_ref("PodTemplateChange")),
             "topOwner": {
                 "type": "object",
                 "properties": {
@@ -326,12 +334,13 @@ def _schemas() -> dict[str, Schema]:
             "origin": {"enum": ["catalog", "cluster", "local", None]},
             "object": {
                 "type": "object",
-                "description": "The scheduling.run.ai/v2alpha2 PodGroup KAI creates (wmap group -o json).",
-                "required": ["apiVersion", "kind", "metadata", "spec"],
+                "description": "The object the pod joins (wmap group --scheduler S -o json): with kai the "
+                "scheduling.run.ai/v2alpha2 PodGroup KAI creates.",
+                "required": ["apiVersion", "kind", "metadata"],
             },
             "podGroup": {
                 "type": "object",
-                "description": "How the gang was computed (wmap group's table).",
+                "description": "With kai only: how the gang was computed (wmap group's table).",
                 "required": ["name", "format", "minAvailable", "subGroups"],
                 "properties": {
                     "name": {"type": "string"},
@@ -342,6 +351,83 @@ def _schemas() -> dict[str, Schema]:
                     "subGroups": {"type": "array", "items": {"type": "object"}},
                 },
                 "additionalProperties": True,
+            },
+        },
+    }
+    s["PodTemplateChange"] = {
+        "type": "object",
+        "description": "What to set on one pod template (component instance) so its pods join their objects.",
+        "required": ["component", "instanceId"],
+        "properties": {
+            "component": {"type": "string"},
+            "instanceId": {"type": "string"},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
+            "schedulerName": {"type": "string"},
+            "schedulingGroup": {
+                "type": "object",
+                "properties": {"podGroupName": {"type": "string"}},
+            },
+        },
+    }
+    s["GangObjects"] = {
+        "type": "object",
+        "description": "Every object a scheduler needs for a workload, from its definition's gang rules "
+        "(wmap gang TYPE/NAME --scheduler S -o json), plus warnings.",
+        "required": [
+            "scheduler",
+            "workload",
+            "definition",
+            "objects",
+            "podTemplateChanges",
+            "workloadChanges",
+            "notes",
+            "warnings",
+        ],
+        "properties": {
+            "scheduler": {"enum": list(SCHEDULERS)},
+            "workload": {
+                "type": "object",
+                "properties": {
+                    "apiVersion": {"type": "string"},
+                    "kind": {"type": "string"},
+                    "namespace": {"type": "string"},
+                    "name": {"type": "string"},
+                    "uid": {"type": "string"},
+                },
+            },
+            "definition": {"type": "string"},
+            "objects": {
+                "type": "array",
+                "description": "PodGroups, Workloads, CompositePodGroups...: ready to create.",
+                "items": {"type": "object", "required": ["apiVersion", "kind", "metadata"]},
+            },
+            "podTemplateChanges": {"type": "array", "items": _ref("PodTemplateChange")},
+            "workloadChanges": {
+                "type": "object",
+                "description": "Labels, annotations and suspend actions to set on the workload itself.",
+                "properties": {
+                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "suspend": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"path": {"type": "string"}, "value": {"type": "string"}},
+                        },
+                    },
+                },
+            },
+            "notes": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "What the scheduler cannot express, what was left out and why.",
+            },
+            "warnings": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Kinds the cluster does not serve, objects another controller already "
+                "holds, objects or DRA claims that could not be read.",
             },
         },
     }
@@ -642,6 +728,49 @@ def _cost(*, cluster: bool = False) -> Schema:
     }
 
 
+_GANG_PARAMS: list[Schema] = [
+    _q(
+        "scheduler",
+        {"enum": list(SCHEDULERS), "default": DEFAULT_SCHEDULER},
+        "The scheduler whose objects to show (another value: 422 naming these).",
+    ),
+    _q("queue", {"type": "string", "maxLength": 253}, "The gang's queue (Volcano queue, Kueue LocalQueue)."),
+    _q("priorityClass", {"type": "string", "maxLength": 253}, "The gang's PriorityClass."),
+    _q(
+        "scheduleTimeoutSeconds",
+        {"type": "integer", "minimum": 0, "maximum": 2147483647},
+        "Seconds the gang may wait to be scheduled (coscheduling's scheduleTimeoutSeconds).",
+    ),
+    _q(
+        "schedulerName",
+        {"type": "string"},
+        "The schedulerName pods get (default: the scheduler's usual one).",
+    ),
+    _q("disruptionMode", {"enum": ["single", "all"]}, "The Workload API's disruptionMode."),
+]
+
+
+def _gangs(*, cluster: bool = False) -> Schema:
+    return {
+        "parameters": _CLUSTER_WL_PARAMS if cluster else _WL_PARAMS,
+        "get": {
+            "operationId": f"get{'ClusterScoped' if cluster else ''}WorkloadGangs",
+            "tags": ["gangs"],
+            "summary": "Every gang object of a workload for a scheduler (wmap gang TYPE/NAME --scheduler)",
+            "description": "The workload's gang plan rendered for the scheduler: its objects, the "
+            "pod-template changes that link its pods to them and the change to the workload, as wmap gang "
+            "-o json prints them, plus warnings. Authorised as SAR get on the workload's resource; the "
+            "existing objects and PriorityClasses are read only where the caller may get them.",
+            "parameters": _GANG_PARAMS,
+            "responses": _responses(
+                {"200": _ok("GangObjects")},
+                ("404", "No such workload, or no definition covers the type."),
+                ("422", "Unsupported scheduler, or the gang rules cannot be applied (a scheduler limit)."),
+            ),
+        },
+    }
+
+
 def _paths() -> dict[str, Schema]:
     public: list[Schema] = []
     return {
@@ -812,6 +941,7 @@ def _paths() -> dict[str, Schema]:
             },
         },
         "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/cost": _cost(),
+        "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/gangs": _gangs(),
         "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/suspend": _action("suspend"),
         "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/resume": _action("resume"),
         "/api/v1/namespaces/{namespace}/workloads/{type}/{name}/edits": _edits_op(),
@@ -829,6 +959,7 @@ def _paths() -> dict[str, Schema]:
             },
         },
         "/api/v1/workloads/{type}/{name}/cost": _cost(cluster=True),
+        "/api/v1/workloads/{type}/{name}/gangs": _gangs(cluster=True),
         "/api/v1/workloads/{type}/{name}/suspend": _action("suspend", cluster=True),
         "/api/v1/workloads/{type}/{name}/resume": _action("resume", cluster=True),
         "/api/v1/workloads/{type}/{name}/edits": _edits_op(cluster=True),
@@ -893,11 +1024,20 @@ def _paths() -> dict[str, Schema]:
             "get": {
                 "operationId": "getPodGroup",
                 "tags": ["gangs"],
-                "summary": "The PodGroup KAI Scheduler creates for a pod (wmap group)",
+                "summary": "The gang object a pod joins: KAI's PodGroup by default (wmap group --scheduler)",
+                "description": "With scheduler=kai, the PodGroup KAI Scheduler's pod-grouper creates (the "
+                "policy parameters are ignored, as by wmap group). With another scheduler, the object of the "
+                "pod's top owner's gang plan the pod's template is linked to (getWorkloadGangs lists "
+                "them all).",
+                "parameters": _GANG_PARAMS,
                 "responses": _responses(
                     {"200": _ok("PodGroup")},
                     ("404", "No such pod."),
-                    ("422", "The owner chain cannot be followed, or the gang rules cannot be applied."),
+                    (
+                        "422",
+                        "Unsupported scheduler, the owner chain cannot be followed, the gang rules cannot be "
+                        "applied, or the pod's component is in no gang.",
+                    ),
                 ),
             },
         },

@@ -96,10 +96,11 @@ def command(
                 raise CommandError(f"not allowed to read Pod: {exc}") from exc
             from workload_map.cli.gangs import live_priority_values
             from workload_map.cluster.owners import make_owner_lookup, make_pod_lister
+            from workload_map.live import priority_class_exists
             from workload_map.resolve.gang_expressions import MAX_SELECTED_PODS
 
             lookup = make_owner_lookup(client, session.discovery())
-            exists = _live_priority_classes(client)
+            exists = priority_class_exists(client.get)
             list_pods = make_pod_lister(client, MAX_SELECTED_PODS)
             values = live_priority_values(client)
             claims = session.claims()
@@ -162,12 +163,7 @@ def _other_scheduler(
     except WorkloadMapError as exc:
         raise CommandError(f'group Pod "{pod}": {exc}') from exc
     if found.object is None:
-        plan, rendered = found.answer.plan, found.answer.rendered
-        why = "; ".join([*plan.notes, *rendered.notes]) or "its component is in no gang"
-        raise CommandError(
-            f'group Pod "{pod}": {plan.kind}/{plan.name} gives {scheduler} no object for component '
-            f"{found.component!r}: {why}"
-        )
+        raise CommandError(f'group Pod "{pod}": {found.missing()}')
     if fmt in ("json", "yaml"):
         from workload_map.views.machine import dump
 
@@ -182,14 +178,7 @@ def _scheduler_table(found: Any) -> str:
     obj, plan = found.object, found.answer.plan
     pod_meta = found.pod.get("metadata") or {}
     spec = obj.get("spec") or {}
-    change = next(
-        (
-            c
-            for c in found.answer.rendered.template_changes
-            if (c.component, c.instance_id) == (found.component, found.instance_id)
-        ),
-        None,
-    )
+    change = found.template_change
     rows = [
         ["Pod:", f"{pod_meta.get('namespace')}/{pod_meta.get('name')}"],
         ["Top owner:", f"{plan.kind}/{plan.name}"],
@@ -260,27 +249,6 @@ def _from_file(
     from workload_map.resolve.dra import objects_lookup
 
     return pods[0], lookup, exists, list_pods, priority_values_in(list(objects)), objects_lookup(objects)
-
-
-def _live_priority_classes(client: Any) -> Callable[[str], bool]:
-    """KAI keeps a pod's priority class only if the PriorityClass exists; one GET per name.
-    A forbidden read counts as existing (the name is what the user asked for)."""
-    from workload_map.errors import ForbiddenError, NotFoundError
-
-    cache: dict[str, bool] = {}
-
-    def exists(name: str) -> bool:
-        if name not in cache:
-            try:
-                client.get(f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}")
-                cache[name] = True
-            except NotFoundError:
-                cache[name] = False
-            except ForbiddenError:
-                cache[name] = True
-        return cache[name]
-
-    return exists
 
 
 def _table(answer: Any) -> str:

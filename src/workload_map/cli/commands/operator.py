@@ -97,6 +97,22 @@ def _hosts_from_url(url: str | None) -> list[str]:
 @click.option("--failure-policy", type=click.Choice(["Fail", "Ignore"]), default="Fail", show_default=True)
 @click.option("--reconcile/--no-reconcile", default=True, show_default=True, help="Run the reconciler.")
 @click.option(
+    "--kueue/--no-kueue",
+    default=False,
+    show_default=True,
+    help="Kueue admission: hold workloads labelled kueue.x-k8s.io/queue-name suspended until their "
+    "Kueue Workload is admitted, then write its flavors into their pod templates and resume them "
+    '(docs/gangs.md "Kueue admission"). Runs on the leader (needs --reconcile).',
+)
+@click.option(
+    "--kueue-type",
+    "kueue_types",
+    multiple=True,
+    metavar="KIND[.GROUP]",
+    help="A type the Kueue admission watches (repeatable; default: every catalog type whose "
+    "definition can suspend it). Leave out the types Kueue's own integrations manage.",
+)
+@click.option(
     "--policies/--no-policies",
     default=False,
     show_default=True,
@@ -149,6 +165,8 @@ def command(
     resync: float,
     failure_policy: str,
     reconcile: bool,
+    kueue: bool,
+    kueue_types: tuple[str, ...],
     policies: bool,
     policy_groups: tuple[str, ...],
     policy_failure_policy: str,
@@ -200,6 +218,8 @@ def command(
             resync=resync,
         )
 
+    kueue_admission = _kueue_admission(client, engine, kueue_types) if kueue else None
+
     operations = [op.strip().upper() for op in policy_operations.split(",") if op.strip()]
     if not operations or any(op not in ("CREATE", "UPDATE") for op in operations):
         raise click.UsageError("--policy-operations takes CREATE, UPDATE or CREATE,UPDATE")
@@ -210,7 +230,11 @@ def command(
         policy_source = PolicySource(client).start()
 
     def ready() -> bool:
-        return (engine is None or engine.synced()) and (policy_source is None or policy_source.synced())
+        return (
+            (engine is None or engine.synced())
+            and (policy_source is None or policy_source.synced())
+            and (kueue_admission is None or kueue_admission.synced())
+        )
 
     servers: list[HTTPServerThread] = []
     if webhook_listen:
@@ -266,6 +290,8 @@ def command(
         servers.append(HTTPServerThread(health_listen, ready=ready).start())
     if engine is not None:
         engine.start()
+    if kueue_admission is not None:
+        kueue_admission.start()
 
     def on_signal(_signum: int, _frame: Any) -> None:
         stop.set()
@@ -277,12 +303,31 @@ def command(
         if engine is not None and not engine.alive():
             click.echo("error: an informer thread died; exiting", err=True)
             break
+        if kueue_admission is not None and not kueue_admission.alive():
+            click.echo("error: a Kueue admission informer thread died; exiting", err=True)
+            break
+    if kueue_admission is not None:
+        kueue_admission.stop()
     if engine is not None:
         engine.stop()
     if policy_source is not None:
         policy_source.stop()
     for server in servers:
         server.stop()
+
+
+def _kueue_admission(client: Any, engine: Any, types: tuple[str, ...]) -> Any:
+    """The Kueue admission controller, acting while this replica leads (the reconciler's lease)."""
+    from workload_map.errors import WorkloadMapError
+    from workload_map.operator.kueue import KueueAdmission, admission_entries
+
+    if engine is None:
+        raise click.UsageError("--kueue needs --reconcile (it acts on the leader only)")
+    try:
+        entries = admission_entries(types)
+    except WorkloadMapError as exc:
+        raise click.UsageError(str(exc)) from exc
+    return KueueAdmission(client, entries, leading=engine.is_leader)
 
 
 def _policy_admission(source: Any) -> Any:

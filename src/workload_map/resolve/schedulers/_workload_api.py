@@ -3,7 +3,10 @@
 
 * A gang whose members sit straight under it (depth 1) is one PodGroupTemplate and one PodGroup:
   ``gang.minCount`` = the gang's ``minMember`` (``basic`` for 0), as KubeRay's and JobSet's
-  Workload API integrations do (one group for the cluster / the workers).
+  Workload API integrations do (one group for the cluster / JobSet's top-level mode). When only
+  one of its several members must be placed at a time (``minSubGroup`` 1: JobSet's InOrder
+  start-up), each member is a PodGroup of its own with ``minCount`` = its pods, as JobSet's
+  integration falls back to for sequenced start-up (KEP-969 "Sequenced Startup").
 * A gang with subgroups (depth > 1: pod-less components between it and its pod templates, or the
   ``podGroup`` format's subgroups over several templates) is a CompositePodGroupTemplate tree: a
   composite per gang and per subgroup (``gang.minGroupCount`` = the subgroups that must be
@@ -151,7 +154,30 @@ class _Builder:
 
     # -- flat gangs
 
-    def flat(self, gang: Gang) -> dict[str, Any]:
+    def flat(self, gang: Gang) -> list[dict[str, Any]]:
+        if _one_subgroup_at_a_time(gang):
+            return self.independent(gang)
+        return [self._flat_one(gang)]
+
+    def independent(self, gang: Gang) -> list[dict[str, Any]]:
+        """One PodGroup per member (each gang-scheduled whole, ``minCount`` = its pods): a gang of
+        which one subgroup at a time must be placed (the definition's ``minSubGroup`` 1, e.g.
+        JobSet's InOrder start-up) never reaches a count summed over subgroups it starts one by
+        one, and the flat API cannot ask for "one of these groups"."""
+        self.notes.append(
+            f"gang {gang.name}: one of its {len(gang.members)} subgroups must be placed at a time "
+            f"(minSubGroup 1): each is a PodGroup of its own, gang-scheduled whole"
+        )
+        templates: list[dict[str, Any]] = []
+        for m in gang.members:
+            template = self._name(object_name(m.task))
+            common = self._common(gang, list(m.shared_claims), with_topology=True)
+            pg = self._pod_group(template, self._policy(m.min_pods), common, None)
+            self._link([m], pg)
+            templates.append({"name": template, "schedulingPolicy": self._policy(m.min_pods), **common})
+        return templates
+
+    def _flat_one(self, gang: Gang) -> dict[str, Any]:
         template = self._name(object_name(gang.key or gang.pod_group))
         claims = [c for m in gang.members for c in m.shared_claims]
         common = self._common(gang, claims, with_topology=True)
@@ -259,6 +285,15 @@ class _Builder:
         return False
 
 
+def _one_subgroup_at_a_time(gang: Gang) -> bool:
+    """Members straight under the gang, several of them, and only one required at a time."""
+    return gang.min_sub_group == 1 and not gang.nodes and len(gang.members) > 1 and gang.replica_split is None
+
+
+def _template_count(gang: Gang) -> int:
+    return len(gang.members) if _one_subgroup_at_a_time(gang) else 1
+
+
 def render(plan: GangPlan, options: RenderOptions) -> Rendered:
     b = _Builder(plan, options)
     if not plan.gangs:
@@ -268,9 +303,10 @@ def render(plan: GangPlan, options: RenderOptions) -> Rendered:
         if clash is not None:
             raise WorkloadApiLimitError(clash)
     nested = any(g.depth > 1 for g in plan.gangs)
-    if len(plan.gangs) > MAX_TEMPLATES:
+    templates = len(plan.gangs) if nested else sum(_template_count(g) for g in plan.gangs)
+    if templates > MAX_TEMPLATES:
         raise WorkloadApiLimitError(
-            f"{plan.kind}/{plan.name}: {len(plan.gangs)} gangs, the Workload API allows at most "
+            f"{plan.kind}/{plan.name}: {templates} pod groups, the Workload API allows at most "
             f"{MAX_TEMPLATES} templates"
         )
     ref: dict[str, Any] = {"apiGroup": plan.group, "kind": plan.kind, "name": plan.name}
@@ -281,7 +317,7 @@ def render(plan: GangPlan, options: RenderOptions) -> Rendered:
     if nested:
         spec["compositePodGroupTemplates"] = [b.composite(g) for g in plan.gangs]
     else:
-        spec["podGroupTemplates"] = [b.flat(g) for g in plan.gangs]
+        spec["podGroupTemplates"] = [t for g in plan.gangs for t in b.flat(g)]
     workload = {
         "apiVersion": API_VERSION,
         "kind": WORKLOAD_KIND,
