@@ -83,6 +83,7 @@ def test_null_keeps_the_default() -> None:
         ("minMember", 'error("boom")', "boom"),
     ],
 )
+@pytest.mark.usefixtures("no_wall_deadline")
 def test_bad_results_are_errors_naming_the_field(field: str, source: str, message: str) -> None:
     with pytest.raises(WorkloadMapError) as info:
         group_pod(_karta(**{field: source}), OWNER, POD)
@@ -91,6 +92,7 @@ def test_bad_results_are_errors_naming_the_field(field: str, source: str, messag
         assert field in str(info.value) or message == "DNS-1123"
 
 
+@pytest.mark.usefixtures("no_wall_deadline")
 def test_a_long_parent_chain_is_checked_in_linear_time() -> None:
     chain = (
         '"x" * 10000 | explode | keys'
