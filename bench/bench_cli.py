@@ -18,7 +18,10 @@ httpx when present: ~0.35 s per command here). ``--dev`` measures the developmen
 Either way the children run without ``PYTHONDONTWRITEBYTECODE`` and with a private
 ``PYTHONPYCACHEPREFIX``, so source trees (editable install, ``--baseline``) get cached bytecode in
 the warm-up round, as an installed package has; compiling every module on every run is not what
-users see.
+users see. The warm-up round also fills the user's caches in a private ``XDG_CACHE_HOME``
+(discovery, the root help, the parsed catalog), as a user's earlier commands have; kubectl keeps its
+discovery cache under the same private ``HOME``. The kubectl binary and its client version are
+printed with the conditions.
 
 With ``--baseline SRC`` (e.g. a checkout of the previous commit's ``src``), ``wmap --help`` and
 ``describe`` also run from that tree (``python -c 'from workload_map.cli.main import main;
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -56,9 +60,18 @@ WMAP = str(Path(PY).with_name("wmap"))
 
 
 def kubectl() -> str:
+    """The kubectl binary itself. Google Cloud SDK's ``kubectl`` is a dispatcher that starts one of
+    the ``kubectl.1.NN`` binaries beside it: the one it would start is measured, without the
+    dispatcher's own start-up, so that wmap is not compared with a slower kubectl than users have."""
     found = shutil.which("kubectl") or "/usr/bin/kubectl"
     if not Path(found).exists():
         sys.exit("kubectl not found (apt-get install kubernetes-client)")
+    out = subprocess.run([found, "version", "--client"], capture_output=True, text=True, check=False).stdout
+    m = re.search(r"Client Version: v(\d+)\.(\d+)\.\d+-dispatcher", out)
+    if m:
+        real = Path(found).resolve().with_name(f"kubectl.{m.group(1)}.{m.group(2)}")
+        if real.exists():
+            return str(real)
     return found
 
 
@@ -145,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{'the development venv' if args.dev else 'the wheel in a fresh venv'} ({wmap})",
         flush=True,
     )
+    k = kubectl()
+    version = subprocess.run([k, "version", "--client"], capture_output=True, text=True, check=False)
+    print(f"compared with {k}: {' '.join(version.stdout.split()) or version.stderr.strip()}", flush=True)
     print("starting the test cluster ...", flush=True)
     cluster = start_corpus_cluster()
     try:
@@ -182,7 +198,6 @@ def main(argv: list[str] | None = None) -> int:
         create_many(kube, pods)
 
         base = ["--kubeconfig", kc]
-        k = kubectl()
         kenv = dict(env)
         cases = {
             "wmap get (table)": [wmap, "get", "jobsets", "-n", ns, *base],

@@ -74,3 +74,17 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"{'is' if len(_missing()) == 1 else 'are'} not found{deselected} "
             f"(set WMAP_SHARED_DIR, or fetch it with: {FETCH})"
         )
+
+
+@pytest.fixture
+def no_wall_deadline() -> Iterator[None]:
+    """Expressions keep their cost budget but get an hour of wall clock: for tests of count
+    bounds, whose large (legal) inputs can run past the 0.25 s deadline on a loaded machine."""
+    from workload_map.expr.runtime import Limits, set_limits
+
+    before = Limits.deadline
+    set_limits(deadline=3600.0)
+    try:
+        yield
+    finally:
+        set_limits(deadline=before)

@@ -6,6 +6,8 @@ API server (tests/support)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +20,6 @@ from tests.support.kube import KubeTestClient, rule
 from tests.support.seed import jobset_pods
 from workload_map.cli.commands.describe import _Prefetch
 from workload_map.errors import ForbiddenError
-
-pytestmark = pytest.mark.cluster
 
 PODS_DENIED = "warning: not allowed to list pods, so the pods are not shown:"
 EVENTS_DENIED = "warning: not allowed to list events, so they are not shown:"
@@ -52,6 +52,53 @@ def test_prefetch_hands_back_the_value_or_the_error_of_its_read() -> None:
     assert early._thread.daemon  # never keeps the process alive when it is not asked for
 
 
+#: Imported only after the pods and events are asked for (about a third of describe's start-up on
+#: a quiet machine: pydantic and the model classes, the resolver, the jq engine, the catalog).
+LATER = (
+    "pydantic",
+    "workload_map.model.definition",
+    "workload_map.model.loader",
+    "workload_map.resolve",
+    "workload_map.expr",
+    "workload_map.catalog.registry",
+)
+
+_FIRST_REQUEST = """
+import os, sys
+import workload_map.cli.commands.describe as describe
+
+def asked(read):  # stands for the prefetch: what is imported when the first list is asked for
+    print(sorted(m for m in LATER if m in sys.modules), flush=True)
+    os._exit(0)
+
+describe._Prefetch = asked
+sys.argv = ["wmap", "describe", "jobset/train", "-n", "ml", "--kubeconfig", KUBECONFIG]
+from workload_map.cli.entry import main
+main()
+"""
+
+KUBECONFIG_TEXT = """apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:9"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u, namespace: ml}}]
+current-context: x
+"""
+
+
+def test_describe_asks_for_the_pods_before_importing_the_model_and_the_resolver(tmp_path: Path) -> None:
+    """The kubeconfig is read with the bounded YAML reader (model.yamldocs, no pydantic) and the
+    Kubernetes vocabulary does not import the model classes, so the API server lists the pods while
+    the definitions' machinery imports."""
+    kc = tmp_path / "kubeconfig"
+    kc.write_text(KUBECONFIG_TEXT)
+    code = _FIRST_REQUEST.replace("LATER", repr(LATER)).replace("KUBECONFIG", repr(str(kc)))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+@pytest.mark.cluster
 def test_describe_without_pods_or_events_permission_warns_once_and_shows_the_workload(
     cluster: TestCluster, kube: KubeTestClient, namespace: str, tmp_path: Path
 ) -> None:
@@ -73,6 +120,7 @@ def test_describe_without_pods_or_events_permission_warns_once_and_shows_the_wor
     assert rc == 4 and PODS_DENIED not in err
 
 
+@pytest.mark.cluster
 def test_describe_lists_the_namespace_given_by_flag_not_the_kubeconfig_one(
     cluster: TestCluster, kube: KubeTestClient, namespace: str, tmp_path: Path
 ) -> None:

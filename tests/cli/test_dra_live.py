@@ -1,10 +1,5 @@
-"""GPUs requested through DRA claims, read live and from ``-f`` (issue 24).
-
-The v1.20 test API server has no ``resource.k8s.io`` of its own, so that group is served here by
-CRDs (``api-approved.kubernetes.io`` lets a CRD use a ``*.k8s.io`` group) at ``v1beta1`` and ``v1``,
-as a 1.34 server serves it; the objects are stored as written and read back by the client at the
-version discovery prefers (``v1``). The templates are NVIDIA's DRA driver's shapes
-(``demo/specs/quickstart``: device class ``gpu.nvidia.com``, ``count``).
+"""GPUs requested through DRA claims, read live and from ``-f`` (issue 24). ``resource.k8s.io``
+is served by CRDs and the objects are NVIDIA's DRA driver's shapes: see :mod:`tests.support.dra`.
 """
 
 from __future__ import annotations
@@ -18,64 +13,19 @@ import pytest
 import yaml
 
 from tests.cli.helpers import wmap
-from tests.support import crds
 from tests.support.cluster import TestCluster
+from tests.support.dra import dra_jobset, gpu_template, serving_dra
 from tests.support.kube import KubeTestClient, rule
 from workload_map.cluster.claims import ClaimReader
 from workload_map.errors import ForbiddenError, NotFoundError
 
 pytestmark = pytest.mark.usefixtures("bundled_catalog")
 
-KINDS = (("ResourceClaimTemplate", "resourceclaimtemplates"), ("ResourceClaim", "resourceclaims"))
-
-
-def _dra_crd(kind: str, plural: str) -> dict[str, Any]:
-    crd = crds.schemaless_crd("resource.k8s.io", kind, plural)
-    crd["metadata"]["annotations"] = {
-        "api-approved.kubernetes.io": "https://github.com/kubernetes/kubernetes/pull/0"
-    }
-    (v1,) = crd["spec"]["versions"]
-    crd["spec"]["versions"] = [{**v1, "name": "v1beta1", "storage": False}, v1]
-    return crd
-
 
 @pytest.fixture(scope="module")
 def dra_api(kube: KubeTestClient) -> Iterator[None]:
-    crds.install_crds(kube, [_dra_crd(k, p) for k, p in KINDS], downlevel=False)
-    try:
+    with serving_dra(kube):
         yield
-    finally:
-        for _, plural in KINDS:
-            kube.request(
-                "DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{plural}.resource.k8s.io"
-            )
-
-
-def _template(name: str, namespace: str, count: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaimTemplate",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"spec": {"devices": {"requests": [
-            {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": count}}]}}},
-    }  # fmt: skip
-
-
-def _jobset(name: str, namespace: str, template: str) -> dict[str, Any]:
-    spec = {
-        "restartPolicy": "Never",
-        "containers": [
-            {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}, "claims": [{"name": "g"}]}}
-        ],
-        "resourceClaims": [{"name": "g", "resourceClaimTemplateName": template}],
-    }
-    return {
-        "apiVersion": "jobset.x-k8s.io/v1alpha2",
-        "kind": "JobSet",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"replicatedJobs": [{"name": "workers", "replicas": 3, "template": {
-            "spec": {"parallelism": 2, "completions": 2, "template": {"spec": spec}}}}]},
-    }  # fmt: skip
 
 
 def _gpus(kc: str, namespace: str, name: str) -> tuple[int, str]:
@@ -88,8 +38,8 @@ def _gpus(kc: str, namespace: str, name: str) -> tuple[int, str]:
 def test_get_and_describe_count_gpus_of_claim_templates(
     dra_api: None, kube: KubeTestClient, namespace: str, kc: str, cluster: TestCluster, tmp_path: Path
 ) -> None:
-    kube.create(_template("two-gpus", namespace, 2))
-    kube.create(_jobset("train", namespace, "two-gpus"))
+    kube.create(gpu_template("two-gpus", namespace, 2))
+    kube.create(dra_jobset("train", namespace, "two-gpus"))
     assert _gpus(kc, namespace, "train") == (12, "")  # 3 Jobs x 2 pods x 2 GPUs, nothing to warn
     rc, out, err = wmap("describe", "jobset/train", "-n", namespace, "-o", "json", "--kubeconfig", kc)
     assert rc == 0, err
@@ -100,7 +50,7 @@ def test_get_and_describe_count_gpus_of_claim_templates(
     assert "gpu.nvidia.com=12 (DRA)" in out
 
     # a template that does not exist: said, not counted
-    kube.create(_jobset("typo", namespace, "no-such-template"))
+    kube.create(dra_jobset("typo", namespace, "no-such-template"))
     gpus, err = _gpus(kc, namespace, "typo")
     assert gpus == 0 and f"warning: ResourceClaimTemplate {namespace}/no-such-template not found" in err
 
@@ -120,7 +70,7 @@ def test_describe_and_requirements_read_the_templates_from_the_file(tmp_path: Pa
     path = tmp_path / "train.yaml"
     ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}}
     path.write_text(
-        yaml.safe_dump_all([ns, _template("two-gpus", "ml", 2), _jobset("train", "ml", "two-gpus")])
+        yaml.safe_dump_all([ns, gpu_template("two-gpus", "ml", 2), dra_jobset("train", "ml", "two-gpus")])
     )
     rc, out, err = wmap("describe", "-f", str(path), "-o", "json")
     assert rc == 0, err
@@ -131,7 +81,7 @@ def test_describe_and_requirements_read_the_templates_from_the_file(tmp_path: Pa
     assert doc["totals"]["desired"]["gpus"] == 12 and doc["instances"][0]["podRequests"]["gpus"] == 2
     assert [g["minResources"]["gpus"] for g in doc["gangs"]] == [12]  # one gang per replicated job
     # two workloads in one file is still one too many
-    path.write_text(yaml.safe_dump_all([_jobset("a", "ml", "t"), _jobset("b", "ml", "t")]))
+    path.write_text(yaml.safe_dump_all([dra_jobset("a", "ml", "t"), dra_jobset("b", "ml", "t")]))
     rc, _, err = wmap("describe", "-f", str(path))
     assert rc == 2 and "more than one document" in err
 

@@ -50,6 +50,7 @@ VALUE_SETS: dict[str, list[str]] = {
     "webhooks-off": ["--set", "operator.webhooks.certificates=none"],
     "karmada-interpreter": ["--set", "operator.karmadaInterpreter=true"],
     "kueue": ["--set", "operator.kueue.enabled=true"],
+    "gangs": ["--set", "operator.gangs.enabled=true", "--set", "operator.gangs.namespaces={ml}"],
     "exporter-only": [
         "--set", "operator.enabled=false", "--set", "serve.enabled=false", "--set", "crd.install=false",
     ],
@@ -329,6 +330,62 @@ def test_policy_webhook_values() -> None:
     ]
 
 
+def test_gang_controller_values() -> None:
+    """operator.gangs: the operator runs the gang controller with the chart's scheduler,
+    namespaces, selector and scheduler name, and may write the workloads' templates and that
+    scheduler's objects (only that scheduler's group); off by default."""
+    docs = helm_template(
+        "--set", "operator.gangs.enabled=true",
+        "--set", "operator.gangs.scheduler=coscheduling",
+        "--set", "operator.gangs.namespaces={ml,research}",
+        "--set", "operator.gangs.selector=gangs=on",
+        "--set", "operator.gangs.schedulerName=sp-scheduler",
+    )  # fmt: skip
+    kinds = _by_kind(docs)
+    operator = next(d for d in kinds["Deployment"] if d["metadata"]["name"] == "wmap-operator")
+    args = operator["spec"]["template"]["spec"]["containers"][0]["args"]
+    for arg in (
+        "--gangs",
+        "--gang-scheduler=coscheduling",
+        "--gang-namespace=ml",
+        "--gang-namespace=research",
+        "--gang-selector=gangs=on",
+        "--gang-scheduler-name=sp-scheduler",
+        "--gang-workers=4",
+    ):
+        assert arg in args
+    role = next(d for d in kinds["ClusterRole"] if d["metadata"]["name"] == "wmap-operator")
+    assert {
+        "apiGroups": ["scheduling.x-k8s.io"],
+        "resources": ["podgroups"],
+        "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"],
+    } in role["rules"]
+    assert not any(
+        "scheduling.volcano.sh" in r["apiGroups"] and "create" in r["verbs"] for r in role["rules"]
+    )
+    assert any(r["resources"] == ["*/finalizers"] and r["verbs"] == ["update"] for r in role["rules"])
+    defaults = _by_kind(helm_template())
+    plain = next(d for d in defaults["Deployment"] if d["metadata"]["name"] == "wmap-operator")
+    assert not any(a.startswith("--gang") for a in plain["spec"]["template"]["spec"]["containers"][0]["args"])
+    wapi = _by_kind(
+        helm_template(
+            "--set", "operator.gangs.enabled=true", "--set", "operator.gangs.scheduler=workload-api"
+        )
+    )
+    rules = next(d for d in wapi["ClusterRole"] if d["metadata"]["name"] == "wmap-operator")["rules"]
+    assert {"apiGroups": ["scheduling.k8s.io"], "resources": ["workloads", "podgroups", "compositepodgroups"],
+            "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]} in rules  # fmt: skip
+
+
+def test_unknown_gang_scheduler_is_refused() -> None:
+    result = _helm(
+        "template", "wmap", str(CHART), "--set", "operator.gangs.enabled=true",
+        "--set", "operator.gangs.scheduler=kueue",
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "operator.gangs.scheduler" in result.stderr
+
+
 def test_kustomize_base_is_rendered_from_the_chart() -> None:
     """deploy/base is the chart's output (python -m tests.deploy.base_render --write)."""
     for name, docs in rendered_base().items():
@@ -347,7 +404,7 @@ def _served(kube: KubeTestClient, api_version: str, kind: str) -> bool:
 
 
 @pytest.mark.cluster
-@pytest.mark.parametrize("name", ["defaults", "cert-manager", "monitoring", "serve-ingress-writes"])
+@pytest.mark.parametrize("name", ["defaults", "cert-manager", "monitoring", "serve-ingress-writes", "gangs"])
 def test_server_side_dry_run(name: str, kcluster: TestCluster, kkube: KubeTestClient) -> None:
     """Every rendered object whose API the test server (v1.20) serves is accepted by it; the
     cert-manager and Prometheus Operator kinds are checked only where their CRDs exist."""

@@ -195,3 +195,42 @@ def test_text_that_is_not_utf8_is_written_not_raised() -> None:
     )
     text = b"".join(lines.values()).decode()
     assert "bad?" in text and 'pod="p?"' in text
+
+
+def test_a_large_plain_body_is_served_whole_in_heap_sized_writes() -> None:
+    """The uncompressed exposition goes out in joined batches under glibc's mmap threshold (which
+    the exporter fixes at 128 KiB): 1 MiB batches were mapped and unmapped on every write. A body
+    of many batches arrives byte for byte."""
+    import httpx
+
+    from workload_map.exporter import server as srv
+    from workload_map.runtime.allocator import MMAP_THRESHOLD
+
+    assert srv.WRITE_CHUNK < MMAP_THRESHOLD
+    parts = [f'wmap_x{{pod="p-{i}"}} {i}\n'.encode() * 40 for i in range(3000)]  # ~3 MB
+    body = WorkloadBody(1, parts)
+    tail = b"wmap_exporter_ready 1\n"
+
+    class Fake:
+        def exposition(self) -> tuple[WorkloadBody, bytes]:
+            return body, tail
+
+        def ready(self) -> bool:
+            return True
+
+        def unsynced(self) -> list[str]:
+            return []
+
+    server = srv.MetricsServer(Fake(), "127.0.0.1", 0)  # type: ignore[arg-type]
+    server.start()
+    try:
+        url = f"http://127.0.0.1:{server.port}/metrics"
+        with httpx.Client(timeout=60) as http:
+            plain = http.get(url, headers={"Accept-Encoding": "identity"})
+            zipped = http.get(url, headers={"Accept-Encoding": "gzip"})
+    finally:
+        server.stop()
+    want = b"".join(parts) + tail
+    assert len(want) > 20 * srv.WRITE_CHUNK
+    assert plain.headers.get("content-encoding") is None and plain.content == want
+    assert zipped.headers["content-encoding"] == "gzip" and zipped.content == want

@@ -126,6 +126,25 @@ def test_back_ends_attach_translations_per_builtin() -> None:
         del reg.REGISTRY[("length", 0)].translations[backend]
 
 
+def test_the_type_tests_are_named_once_in_the_registry() -> None:
+    """Both back ends generate a condition for exactly the registry's type tests, and the read
+    paths flow through the same ones (expr.readpaths), with the outputs they had when each place
+    listed the names itself."""
+    from workload_map.expr import compiler, readpaths
+    from workload_map.expr.lua import builtins as lua
+
+    names = {*reg.TYPE_TESTS, *reg.NUMBER_TESTS}
+    assert (
+        len(names) == 11 and {n for (n, _), e in reg.REGISTRY.items() if "type test" in e.cost.rule} == names
+    )
+    assert set(compiler.TYPE_FILTERS) == names == set(lua.TYPE_FILTERS)
+    assert {name for (name, _), form in lua.LUA_BUILTINS.items() if form.lua == "type_filter"} == names
+    assert {
+        "values", "nulls", "booleans", "numbers", "strings", "arrays", "objects", "iterables", "scalars",
+        "debug", "stderr",
+    } == readpaths._PASS_THROUGH  # fmt: skip
+
+
 def _run(source: str, variables: dict[str, Any]) -> tuple[Any, int, int]:
     """(outputs or the ExpressionError, units charged, peak bytes allocated) of the evaluation
     itself: the generated code is called directly, without the API's final measure of the

@@ -19,12 +19,13 @@ import pytest
 import workload_map.model.loader as loader_module
 import workload_map.model.locations as locations_module
 import workload_map.model.validator as validator_module
+import workload_map.model.yamldocs as yamldocs_module
 from tests.support import hostile_inputs as h
 from workload_map.model._jq import CompileBudget
 from workload_map.model.loader import MAX_FIELD_FINDINGS, load_definitions_text
 from workload_map.model.validator import MAX_FINDINGS, validate_definition
 
-WATCHED = {m.__file__ for m in (loader_module, validator_module, locations_module)}
+WATCHED = {m.__file__ for m in (loader_module, validator_module, locations_module, yamldocs_module)}
 
 
 def lines_run(work: Callable[[], Any]) -> int:
@@ -234,40 +235,42 @@ def test_json_text_is_parsed_as_json(monkeypatch: pytest.MonkeyPatch) -> None:
     def no_yaml(*_args: Any) -> Any:
         raise AssertionError("JSON went through the YAML composer")
 
-    monkeypatch.setattr(loader_module, "_compose_all", no_yaml)
-    docs = loader_module.load_yaml_documents(json.dumps(h.jobset_with_containers(250_000)), "big.json")
+    monkeypatch.setattr(yamldocs_module, "compose_all", no_yaml)
+    docs = yamldocs_module.load_yaml_documents(json.dumps(h.jobset_with_containers(250_000)), "big.json")
     assert len(
         docs[0]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"]
     ) == (250_000)
 
 
 def test_json_with_more_values_than_allowed_is_refused_before_parsing() -> None:
-    text = "[" + ",".join(["{}"] * (loader_module.MAX_JSON_VALUES + 1)) + "]"
+    text = "[" + ",".join(["{}"] * (yamldocs_module.MAX_JSON_VALUES + 1)) + "]"
     with pytest.raises(
-        loader_module.DefinitionError, match=r"^many.json: the document holds more than 2,000,000"
+        yamldocs_module.DefinitionError, match=r"^many.json: the document holds more than 2,000,000"
     ):
-        loader_module.load_yaml_documents(text, "many.json")
+        yamldocs_module.load_yaml_documents(text, "many.json")
 
 
 def test_yaml_with_too_much_structure_is_refused_before_composing() -> None:
-    text = "- a\n" * (loader_module.MAX_YAML_NODES // 2 + 1)
-    with pytest.raises(loader_module.DefinitionError, match=r"^lines.yaml: too much YAML structure to read"):
-        loader_module.load_yaml_documents(text, "lines.yaml")
+    text = "- a\n" * (yamldocs_module.MAX_YAML_NODES // 2 + 1)
+    with pytest.raises(
+        yamldocs_module.DefinitionError, match=r"^lines.yaml: too much YAML structure to read"
+    ):
+        yamldocs_module.load_yaml_documents(text, "lines.yaml")
 
 
 def test_too_many_documents_are_refused() -> None:
-    text = "a: 1\n---\n" * (loader_module.MAX_DOCUMENTS + 1)
+    text = "a: 1\n---\n" * (yamldocs_module.MAX_DOCUMENTS + 1)
     with pytest.raises(
-        loader_module.DefinitionError, match=r"docs.yaml holds more than 10,000 YAML documents"
+        yamldocs_module.DefinitionError, match=r"docs.yaml holds more than 10,000 YAML documents"
     ):
-        loader_module.load_yaml_documents(text, "docs.yaml")
+        yamldocs_module.load_yaml_documents(text, "docs.yaml")
 
 
 def test_many_values_without_aliases_do_not_blame_aliases(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loader_module, "MAX_EXPANDED_VALUES", 1000)
+    monkeypatch.setattr(yamldocs_module, "MAX_EXPANDED_VALUES", 1000)
     text = "items:\n" + "".join(f"- {{a: {i}}}\n" for i in range(600))
-    with pytest.raises(loader_module.DefinitionError) as info:
-        loader_module.load_yaml_documents(text, "plain.yaml")
+    with pytest.raises(yamldocs_module.DefinitionError) as info:
+        yamldocs_module.load_yaml_documents(text, "plain.yaml")
     assert str(info.value) == "plain.yaml:1:1: the document holds more than 1,000 values"
 
 

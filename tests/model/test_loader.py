@@ -20,9 +20,9 @@ from workload_map.model.loader import (
     load_definition,
     load_definitions,
     load_definitions_text,
-    load_yaml_documents,
 )
 from workload_map.model.locations import SourceMap, format_path, parse_path
+from workload_map.model.yamldocs import load_yaml_documents
 
 DATA = Path(__file__).parent / "data"
 

@@ -20,7 +20,13 @@ from tests.resolve.builders import RJ_LABEL, jobset_definition
 from workload_map.catalog import get_definition
 from workload_map.errors import ResolveError
 from workload_map.resolve import resolve
-from workload_map.resolve.dra import claim_devices, objects_lookup, pod_claim_refs
+from workload_map.resolve.dra import (
+    claim_devices,
+    claim_essentials,
+    claim_to_cache,
+    objects_lookup,
+    pod_claim_refs,
+)
 from workload_map.resolve.placement import placement_needs
 
 Obj = dict[str, Any]
@@ -128,6 +134,69 @@ def test_an_allocated_claim_with_mode_all_counts_its_allocated_devices() -> None
     status = {"allocation": {"devices": {"results": results}}}
     obj = claim("all-gpus", exactly("gpu", "gpu.nvidia.com", allocationMode="All"), status=status)
     assert claim_devices(obj) == {"gpu.nvidia.com": 8}
+
+
+def test_what_a_cache_keeps_of_a_claim_counts_the_same() -> None:
+    """``claim_essentials`` (what ``wmap serve`` and the exporter keep of each listed claim, whose
+    list items carry no kind) counts what the whole object counts, refusals included."""
+    results = [
+        {"request": "gpu", "driver": "gpu.nvidia.com", "pool": "a", "device": f"gpu-{i}"} for i in range(4)
+    ]
+    allocated = claim(
+        "all",
+        exactly("gpu", "gpu.nvidia.com", allocationMode="All"),
+        status={"allocation": {"devices": {"results": results}}, "reservedFor": [{"name": "p"}]},
+    )
+    objects = [
+        template("single-gpu", flat("gpu", "gpu.nvidia.com", count=2), version="v1beta1"),
+        template("pick", {"name": "gpu", "firstAvailable": [
+            {"name": "big", "deviceClassName": "gpu.nvidia.com"}]}),
+        claim("shared", exactly("gpu", "gpu.nvidia.com", count=3)),
+        allocated,
+    ]  # fmt: skip
+    for obj in objects:
+        item = copy.deepcopy(obj)
+        kind = item.pop("kind")
+        item["metadata"].update(uid="u1", resourceVersion="7", labels={"a": "b"}, managedFields=[{}])
+        kept = claim_essentials(item, kind)
+        assert claim_devices(kept) == claim_devices(obj) != {}
+        assert kept["metadata"] == {
+            "name": obj["metadata"]["name"],
+            "namespace": NS,
+            "uid": "u1",
+            "resourceVersion": "7",
+        }
+    assert "reservedFor" not in claim_essentials(allocated, "ResourceClaim")["status"]
+    too_many = template("big", *(exactly(f"r{i}", "gpu.nvidia.com") for i in range(100)))
+    kept = claim_essentials(too_many, "ResourceClaimTemplate")
+    assert len(kept["spec"]["spec"]["devices"]["requests"]) == 33
+    with pytest.raises(ResolveError, match="33 device requests, at most 32"):
+        claim_devices(kept)
+    assert claim_devices(claim_essentials({"metadata": {"name": "empty"}}, "ResourceClaim")) == {}
+
+
+def test_a_cache_leaves_out_the_claims_made_for_one_pod() -> None:
+    """The resourceclaim controller makes each pod's claim from its template with the pod as
+    controller (Kubernetes' pkg/controller/resourceclaim): no pod template names it."""
+    made = claim("train-0-gpu-x7k2p", exactly("gpu", "gpu.nvidia.com"))
+    made["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "Pod", "name": "train-0", "uid": "1", "controller": True}
+    ]
+    assert claim_to_cache(made, "ResourceClaim") is None
+    shared = claim("shared", exactly("gpu", "gpu.nvidia.com"))
+    shared["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "name": "t",
+            "uid": "2",
+            "controller": True,
+        }
+    ]
+    assert claim_to_cache(shared, "ResourceClaim") == claim_essentials(shared, "ResourceClaim")
+    assert (
+        claim_to_cache(template("t", exactly("gpu", "gpu.nvidia.com")), "ResourceClaimTemplate") is not None
+    )
 
 
 def test_bad_claims_are_errors_naming_the_object() -> None:

@@ -83,6 +83,7 @@ def test_null_keeps_the_default() -> None:
         ("minMember", 'error("boom")', "boom"),
     ],
 )
+@pytest.mark.usefixtures("no_wall_deadline")
 def test_bad_results_are_errors_naming_the_field(field: str, source: str, message: str) -> None:
     with pytest.raises(WorkloadMapError) as info:
         group_pod(_karta(**{field: source}), OWNER, POD)
@@ -91,6 +92,7 @@ def test_bad_results_are_errors_naming_the_field(field: str, source: str, messag
         assert field in str(info.value) or message == "DNS-1123"
 
 
+@pytest.mark.usefixtures("no_wall_deadline")
 def test_a_long_parent_chain_is_checked_in_linear_time() -> None:
     chain = (
         '"x" * 10000 | explode | keys'
@@ -116,3 +118,32 @@ spec:
 """
     )
     assert any("$pod" in f.message for f in validate_definition(bad))
+
+
+def test_gang_expressions_compile_when_the_gang_plan_first_asks_for_them() -> None:
+    """Resolving a workload (``describe``, ``get``) never compiles the gang expressions; the gang
+    plan does, once, and a bad one is the same DefinitionError naming its field as before."""
+    from workload_map.catalog import get_definition
+    from workload_map.errors import DefinitionError
+    from workload_map.resolve import compile_definition, resolve
+
+    jobset = compile_definition(get_definition("jobset.x-k8s.io/v1alpha2", "JobSet"))  # type: ignore[arg-type]
+    obj = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "j", "namespace": "ns", "uid": "u"},
+        "spec": {"replicatedJobs": [{"name": "w", "replicas": 2, "template": {"spec": {}}}]},
+    }
+    resolve(jobset, obj)
+    assert "gang_expressions" not in vars(jobset)
+    assert jobset.gang_expressions is not None and jobset.gang_expressions.sub_groups is not None
+    assert jobset.gang_expressions is jobset.gang_expressions  # compiled once
+
+    # Not validated (a Karta built directly, as a library user may): only the gang plan fails.
+    wire = _karta(minMember=".spec.n").to_wire()
+    wire["spec"]["optimizationInstructions"]["gangScheduling"]["expressions"]["minMember"] = ".spec.n |"
+    bad = compile_definition(Karta.model_validate(wire))
+    with pytest.raises(DefinitionError, match=r"gangScheduling\.expressions\.minMember: invalid jq"):
+        _ = bad.gang_expressions
+    with pytest.raises(WorkloadMapError, match=r"gangScheduling\.expressions\.minMember: invalid jq"):
+        group_pod(bad.karta, OWNER, POD)

@@ -7,7 +7,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from workload_map.errors import ResolveError
-from workload_map.resolve.quantity import NANO, QuantityError, parse_quantity, to_millis, to_units
+from workload_map.resolve.quantity import (
+    NANO,
+    QuantityError,
+    cpu_text,
+    format_binary,
+    format_millis,
+    memory_text,
+    parse_quantity,
+    to_millis,
+    to_units,
+)
 
 
 @pytest.mark.parametrize(
@@ -149,3 +159,22 @@ def test_huge_quantities_stay_exact_inside_and_saturate_in_machine_output() -> N
     assert orjson.loads(orjson.dumps(Resources.of(totals).to_dict()))["memoryBytes"] == INT64_MAX
     assert saturate(-(2**70)) == -(2**63)
     assert saturate(12) == 12
+
+
+def test_canonical_and_display_texts_differ_where_kubernetes_format_decides() -> None:
+    """Two formatter sets, two facts (see the comment in quantity.py): the canonical text of a
+    BinarySI memory value / DecimalSI milli-cpu value (format_binary's and format_millis's
+    documented cases), and the shortest exact text people write. They differ only where the
+    Format decides; both read back as the same quantity, so merging them would change output
+    without changing a value."""
+    assert (format_binary(10**9), memory_text(10**9)) == ("1000000000", "1G")
+    assert (format_millis(10**6), cpu_text(10**6)) == ("1k", "1000")
+    for n in (0, 1000, 1024, 1536, 10**9, 16 << 30, 500 * 2**20, 3 * 10**12):
+        assert to_units(parse_quantity(format_binary(n))) == n == to_units(parse_quantity(memory_text(n)))
+        assert format_binary(n) == memory_text(n) or n % 1024 != 0 or n < 1024
+    for millis in (0, 1, 500, 1000, 1500, 10**6, 10**6 + 1):
+        assert (
+            to_millis(parse_quantity(format_millis(millis)))
+            == millis
+            == to_millis(parse_quantity(cpu_text(millis)))
+        )

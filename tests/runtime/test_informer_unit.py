@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tests.runtime.fakes import FakeClient, gone, obj, refused
@@ -196,8 +197,13 @@ def test_transform_may_leave_objects_out() -> None:
         return None if o["metadata"]["name"] in dropped else o
 
     inf = Informer(
-        client, "/api/v1/pods", resource="pods", backoff_initial=0.01, backoff_max=0.02, transform=transform
-    )  # type: ignore[arg-type]
+        client,  # type: ignore[arg-type]
+        "/api/v1/pods",
+        resource="pods",
+        backoff_initial=0.01,
+        backoff_max=0.02,
+        transform=transform,
+    )
     rec = Recorder()
     inf.add_handler(rec.handler())
     run_until_idle(client, inf)
@@ -210,11 +216,52 @@ def test_transform_may_leave_objects_out() -> None:
     assert sorted(k[1] for k in inf.store) == ["keep"]
 
 
+def test_a_transform_may_keep_any_mapping() -> None:
+    """An ObjectInformer's transform may turn objects into another read-only mapping (the exporter's
+    compact pods): the store keeps it and every handler, the delete's included, gets it."""
+    from types import MappingProxyType
+
+    from workload_map.runtime.informer import ObjectEventHandler, ObjectInformer
+
+    client = FakeClient()
+    client.lists = [([obj("a", 1), obj("b", 2)], "10")]
+    client.watches = [[("MODIFIED", obj("a", 11)), ("DELETED", obj("b", 12))]]
+    seen: list[tuple[str, str, type]] = []
+
+    def note(kind: str) -> Callable[[Mapping[str, Any]], None]:
+        return lambda o: seen.append((kind, o["metadata"]["resourceVersion"], type(o)))
+
+    inf: ObjectInformer[Mapping[str, Any]] = ObjectInformer(
+        client,  # type: ignore[arg-type]
+        "/api/v1/pods",
+        resource="pods",
+        backoff_initial=0.01,
+        backoff_max=0.02,
+        transform=MappingProxyType,
+    )
+    inf.add_handler(
+        ObjectEventHandler(
+            on_add=note("add"), on_update=lambda _o, n: note("update")(n), on_delete=note("delete")
+        )
+    )
+    run_until_idle(client, inf)  # type: ignore[arg-type]
+    proxy = MappingProxyType
+    assert seen == [
+        ("add", "1", proxy),
+        ("add", "2", proxy),
+        ("update", "11", proxy),
+        ("delete", "12", proxy),
+    ]
+    kept = inf.store.get("ns", "a")
+    assert isinstance(kept, MappingProxyType) and kept["metadata"]["resourceVersion"] == "11"
+    assert list(inf.store) == [("ns", "a")]
+
+
 def test_shared_index_follows_every_attached_store() -> None:
     """One index over several stores: puts, replacements, removals and a retired store."""
     from workload_map.runtime.informer import SharedIndex, Store
 
-    def owned(o: dict[str, Any]) -> list[str]:
+    def owned(o: Mapping[str, Any]) -> list[str]:
         return [r["uid"] for r in o["metadata"].get("ownerReferences", [])]
 
     def child(name: str, *owners: str) -> dict[str, Any]:

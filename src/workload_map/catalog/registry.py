@@ -6,7 +6,9 @@ or by definition name (the slug, e.g. ``jobset-x-k8s-io-jobset-v1alpha2``); :fun
 is sorted by GVK string (then name). The :class:`~workload_map.model.definition.Karta` models are
 frozen pydantic models, so sharing them is safe (no deep copy needed).
 
-``WMAP_CATALOG_DIR`` replaces the data directory (development and tests only).
+``WMAP_CATALOG_DIR`` replaces the data directory (development and tests only). The parsed
+definitions are kept in the user's cache (:mod:`workload_map.catalog.cache`), keyed by the package
+version and the files' content, so later commands rebuild the models without parsing the YAML.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from workload_map.errors import DefinitionError
+from workload_map.errors import DefinitionError, WorkloadMapError
 from workload_map.kube.objects import gvk_text, split_api_version
 from workload_map.model.definition import GroupVersionKind, Karta
+from workload_map.model.inputs import read_bytes
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 CATALOG_DIR_ENV = "WMAP_CATALOG_DIR"
@@ -74,32 +77,26 @@ class Catalog:
         with self._lock:
             if self._entries is not None:
                 return self._entries
-            from workload_map.model.loader import load_definitions
-
             entries: list[CatalogEntry] = []
             by_gvk: dict[str, CatalogEntry] = {}
             by_name: dict[str, CatalogEntry] = {}
             files = sorted(self.directory.glob("*.yaml")) if self.directory.is_dir() else []
-            for path in files:
-                result = load_definitions(path)
-                if result.errors or result.rejected:
-                    first = (result.errors or [f for r in result.rejected for f in r.findings])[0]
-                    raise CatalogError(f"catalog file {path.name}: {first.format()}")
-                for loaded in result.definitions:
-                    entry = CatalogEntry(loaded.karta, str(path))
-                    gvk = entry.gvk
-                    if gvk is None or not gvk.kind or not gvk.version:
-                        raise CatalogError(f"catalog definition {entry.name!r} ({path.name}) has no root GVK")
-                    key = gvk_key(gvk.group, gvk.version, gvk.kind)
-                    if key in by_gvk:
-                        raise CatalogError(
-                            f"catalog definitions {by_gvk[key].name!r} and {entry.name!r} both claim {key}"
-                        )
-                    if entry.name in by_name:
-                        raise CatalogError(f"two catalog definitions are named {entry.name!r}")
-                    by_gvk[key] = entry
-                    by_name[entry.name] = entry
-                    entries.append(entry)
+            # Cached or parsed, every definition goes through the same checks.
+            for path, karta in _definitions(self.directory, files):
+                entry = CatalogEntry(karta, str(path))
+                gvk = entry.gvk
+                if gvk is None or not gvk.kind or not gvk.version:
+                    raise CatalogError(f"catalog definition {entry.name!r} ({path.name}) has no root GVK")
+                key = gvk_key(gvk.group, gvk.version, gvk.kind)
+                if key in by_gvk:
+                    raise CatalogError(
+                        f"catalog definitions {by_gvk[key].name!r} and {entry.name!r} both claim {key}"
+                    )
+                if entry.name in by_name:
+                    raise CatalogError(f"two catalog definitions are named {entry.name!r}")
+                by_gvk[key] = entry
+                by_name[entry.name] = entry
+                entries.append(entry)
             entries.sort(key=lambda e: (gvk_key(*_gvk_parts(e)), e.name))
             self._by_gvk, self._by_name = by_gvk, by_name
             self._entries = tuple(entries)
@@ -121,6 +118,33 @@ class Catalog:
         self._load()
         entry = self._by_name.get(name)
         return entry.karta if entry is not None else None
+
+
+def _definitions(directory: Path, files: list[Path]) -> list[tuple[Path, Karta]]:
+    """Every definition of ``files`` with its file: from the user's cache when it holds this
+    content (:mod:`workload_map.catalog.cache`), else parsed (and then cached)."""
+    from workload_map.catalog import cache
+
+    try:
+        key: str | None = cache.source_key([(p.name, read_bytes(p)) for p in files])
+    except WorkloadMapError:
+        key = None  # unreadable: parsing reports it
+    if key is not None:
+        cached = cache.load(directory, key, [p.name for p in files])
+        if cached is not None:
+            return [(directory / name, karta) for name, karta in cached]
+    from workload_map.model.loader import load_definitions
+
+    out: list[tuple[Path, Karta]] = []
+    for path in files:
+        result = load_definitions(path)
+        if result.errors or result.rejected:
+            first = (result.errors or [f for r in result.rejected for f in r.findings])[0]
+            raise CatalogError(f"catalog file {path.name}: {first.format()}")
+        out.extend((path, loaded.karta) for loaded in result.definitions)
+    if key is not None:
+        cache.store(directory, key, [(p.name, karta) for p, karta in out])
+    return out
 
 
 def _gvk_parts(entry: CatalogEntry) -> tuple[str, str, str]:

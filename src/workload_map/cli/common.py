@@ -294,7 +294,7 @@ def read_config(state: State) -> dict[str, Any]:
         return {}
     from workload_map.errors import DefinitionError
     from workload_map.model.inputs import read_text
-    from workload_map.model.loader import load_yaml_documents
+    from workload_map.model.yamldocs import load_yaml_documents
 
     try:
         text = read_text(path, limit=MAX_CONFIG_FILE, label=f"config file {path}")

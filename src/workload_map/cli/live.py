@@ -33,7 +33,7 @@ def read_documents(path: str) -> tuple[str, list[Any]]:
     bounded); any failure is a usage error (exit 2) naming the file."""
     from workload_map.errors import DefinitionError
     from workload_map.model.inputs import STDIN, read_text
-    from workload_map.model.loader import load_yaml_documents
+    from workload_map.model.yamldocs import load_yaml_documents
 
     label = STDIN if path == "-" else path
     try:

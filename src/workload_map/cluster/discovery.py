@@ -171,8 +171,9 @@ def cache_root(cache_dir: str | None = None) -> Path:
     """``--cache-dir`` > ``$XDG_CACHE_HOME/workload-map`` > ``~/.cache/workload-map``."""
     if cache_dir:
         return Path(cache_dir).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "workload-map"
+    from workload_map.model.cachefile import cache_root as user_cache_root
+
+    return user_cache_root()
 
 
 class _Budget:

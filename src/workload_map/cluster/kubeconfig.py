@@ -222,7 +222,7 @@ def _load_yaml(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise ConfigurationError(f"kubeconfig {path} is not UTF-8 text: {exc}") from None
     from workload_map.errors import DefinitionError
-    from workload_map.model.loader import load_yaml_documents
+    from workload_map.model.yamldocs import load_yaml_documents
 
     try:
         docs = load_yaml_documents(text, str(path))

@@ -14,6 +14,8 @@ Flow:
   :func:`chain_kinds`). Stores are indexed by owner-reference uid.
 - **Events** only enqueue keys (informer threads stay fast): a workload's own key, and for pods and
   owners the covered ancestors found by climbing controller owner references through the stores.
+  Until the pods' first list is in, nothing is rendered; then every workload is, once, with all of
+  its pods (see :meth:`Exporter._await_pods`).
 - **Workers** take a workload key, keep it only when it is top-level (no covered kind in its
   controller-owner chain, upstream's ``get --all-types`` rule), collect its pods top-down from the
   owner indexes, resolve it (cached per resourceVersion), attribute the pods
@@ -23,6 +25,8 @@ Flow:
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import logging
 import threading
 import time
@@ -33,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from workload_map import __version__
 from workload_map.errors import ClusterError, DefinitionQuarantinedError, WorkloadMapError
 from workload_map.exporter import metrics as m
+from workload_map.exporter.compact import as_dict, compact_workload
 from workload_map.exporter.exposition import Family
 from workload_map.exporter.scrape import WorkloadBody, admit
 from workload_map.exporter.sharding import Shard
@@ -54,8 +59,9 @@ from workload_map.kube.objects import (
 )
 from workload_map.kube.owners import climb, descendants
 from workload_map.quarantine import Quarantine, exceeded_limits
-from workload_map.runtime import EventHandler, Informer, WorkQueue, run_workers
-from workload_map.runtime.informer import SharedIndex
+from workload_map.runtime import WorkQueue, run_workers
+from workload_map.runtime.informer import EventHandler as ClaimHandler
+from workload_map.runtime.informer import ObjectEventHandler, ObjectInformer, SharedIndex, Stored
 from workload_map.runtime.workqueue import WorkerPool
 
 if TYPE_CHECKING:
@@ -64,6 +70,7 @@ if TYPE_CHECKING:
     from workload_map.definitions_source import DefinitionEntry
     from workload_map.model.loader import FieldValidation
     from workload_map.resolve.compiled import CompiledDefinition
+    from workload_map.resolve.types import Workload
 
 __all__ = ["Exporter", "WatchedKind"]
 
@@ -99,6 +106,8 @@ def chain_kinds(entries: Iterable[DefinitionEntry]) -> set[tuple[str, str, str]]
 DEFAULT_MAX_SERIES = 1_000_000
 #: Seconds the pod informers wait for the owner kinds' first lists before starting anyway.
 POD_START_WAIT = 120.0
+#: Seconds workloads wait for the pods' first list before they are rendered anyway.
+POD_SYNC_WAIT = 120.0
 #: Rediscoveries in a row a kind must be missing from discovery before its informers stop.
 MISSING_ROUNDS = 3
 
@@ -106,6 +115,9 @@ GroupKind = tuple[str, str]
 #: (kind id "group/Kind", namespace, name)
 WorkloadKey = tuple[str, str, str]
 Obj = dict[str, Any]
+#: The exporter's informers keep trimmed objects: dicts, and pods in compact form (exporter.compact).
+Informer = ObjectInformer[Stored]
+EventHandler = ObjectEventHandler[Stored]
 
 
 def _version_key(version: str) -> tuple[int, int, int, str]:
@@ -152,7 +164,7 @@ class WatchedKind:
     def path(self, namespace: str | None) -> str:
         return api_path(self.api_version, self.plural, namespace if self.namespaced else None)
 
-    def get(self, namespace: str, name: str) -> Obj | None:
+    def get(self, namespace: str, name: str) -> Stored | None:
         for inf in self.informers:
             obj = inf.store.get(namespace, name)
             if obj is not None:
@@ -173,6 +185,24 @@ class _Entry:
     lines: dict[str, bytes]
     #: sample lines in ``lines`` (what the series ceiling counts)
     series: int = 0
+
+
+def _slim(workload: Workload | None) -> Workload | None:
+    """What rendering reads again while only pods change (phases, requests, the components' tree
+    and totals), without the instances: their pod templates point into the object decoded for this
+    render, which the store keeps only as JSON text (compact.CompactObject); caching them would
+    keep a decoded copy of every workload."""
+    if workload is None:
+        return None
+    components = {name: dataclasses.replace(c, instances=()) for name, c in workload.components.items()}
+    return dataclasses.replace(workload, components=components)
+
+
+def _pods_digest(pods: Mapping[str, Stored]) -> bytes:
+    """The pods' names and resourceVersions in 16 bytes (what a workload's fingerprint compares;
+    a tuple of them cost ~80 bytes per pod). Names and versions hold no NUL."""
+    text = "\0".join(f"{n}\0{meta(p).get('resourceVersion')}" for n, p in sorted(pods.items()))
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 class Exporter:
@@ -210,6 +240,9 @@ class Exporter:
         #: ``plural.group`` words of types without a definition to render generically
         self.generic_types: tuple[str, ...] = tuple(dict.fromkeys(generic_types))
         self._pods_started = False
+        #: Set once the pods' first list is in (or failed, or POD_SYNC_WAIT passed): until then
+        #: workers render nothing and pod events enqueue nothing; then every workload is rendered.
+        self._pods_synced = threading.Event()
         self.max_series = max(0, max_series)
         #: the workload families of the current generation (see workload_body)
         self._body: WorkloadBody | None = None
@@ -235,6 +268,26 @@ class Exporter:
         from workload_map.cluster.discovery import Discovery
 
         self.discovery = Discovery(self.client, cache_dir=False)
+        from workload_map.resolve.dra import claim_to_cache
+        from workload_map.runtime.claims import ClaimCache
+
+        #: DRA claims and templates (their GPUs count in the resource series), by namespace: a
+        #: change bumps the namespace's generation, part of each workload's fingerprint there.
+        self.claims = ClaimCache(
+            self._client_factory,
+            self.discovery,
+            claim_to_cache,
+            namespaces=self.namespaces,
+            watch_timeout=watch_timeout,
+        )
+        self.claims.add_handler(
+            ClaimHandler(
+                on_add=self._claims_changed,
+                on_update=lambda _old, new: self._claims_changed(new),
+                on_delete=self._claims_changed,
+            )
+        )
+        self._claim_generations: dict[str, int] = {}
         self._missing: dict[str, int] = {}
         self._version = 0
         self.queue: WorkQueue[WorkloadKey] = WorkQueue(name="workloads")
@@ -275,12 +328,13 @@ class Exporter:
         self._stop.set()
         self._nudge.set()
         with self._lock:
-            informers = [
+            informers: list[ObjectInformer[Any]] = [
                 *self._pod_informers,
                 *(i for k in self.kinds.values() if k.id != POD_KIND for i in k.informers),
             ]
             if self._karta_informer is not None:
                 informers.append(self._karta_informer)
+        informers += self.claims.informers()
         for inf in informers:
             inf.stop(0)
         for inf in informers:
@@ -293,7 +347,7 @@ class Exporter:
         self.client.close()
 
     def _new_informer(
-        self, path: str, resource: str, transform: Callable[[Obj], Obj | None] = trim_workload
+        self, path: str, resource: str, transform: Callable[[Obj], Stored | None] = trim_workload
     ) -> Informer:
         return Informer(
             self._client_factory(),
@@ -305,15 +359,15 @@ class Exporter:
             transform=transform,
         )
 
-    def informers(self) -> list[Informer]:
+    def informers(self) -> list[ObjectInformer[Any]]:
         with self._lock:
-            out = [*self._pod_informers]
+            out: list[ObjectInformer[Any]] = [*self._pod_informers]
             if self._karta_informer is not None:
                 out.append(self._karta_informer)
             for k in self.kinds.values():
                 if k.id != POD_KIND:
                     out.extend(k.informers)
-            return out
+        return out + self.claims.informers()
 
     def ready(self) -> bool:
         """True after the first discovery, once every informer has synced."""
@@ -348,6 +402,32 @@ class Exporter:
         for inf in self._pod_informers:
             inf.start()
         self._pods_started = True
+        threading.Thread(target=self._await_pods, name="wmap-pods-synced", daemon=True).start()
+
+    def _await_pods(self) -> None:
+        """Open the gate once the pods' first list is in: every workload is then rendered once with
+        all its pods. Rendering while the list arrived rendered each workload two or three times
+        (without pods, with some, with all) and climbed every pod's owner chain to enqueue it. A
+        pod list that fails, or takes longer than POD_SYNC_WAIT, opens it too (rendered as before)."""
+        deadline = time.monotonic() + POD_SYNC_WAIT
+        for inf in self._pod_informers:
+            while not inf.wait_for_sync(0.2) and not inf.stats.list_errors:
+                if self._stop.is_set():
+                    return
+                if time.monotonic() > deadline:
+                    log.warning("pods not listed after %.0fs: rendering workloads meanwhile", POD_SYNC_WAIT)
+                    break
+        self._pods_synced.set()
+        self._enqueue_all()
+
+    def _enqueue_all(self) -> None:
+        """Every stored object of the rendering kinds (pods too when a definition covers them)."""
+        with self._lock:
+            kinds = [k for k in self.kinds.values() if k.renders]
+        for wk in kinds:
+            for inf in wk.informers:
+                for namespace, name in inf.store:
+                    self.queue.add((wk.id, namespace, name))
 
     def _discovery_loop(self) -> None:
         while not self._stop.is_set():
@@ -379,12 +459,13 @@ class Exporter:
         from workload_map.definitions_source import decode_cluster_items, merge_definitions
 
         served_groups = self._group_versions()
+        self.claims.start()  # discovery asked once (again only after a failure)
         # Karta objects: watched when the CRD is served.
         karta_served = KARTA_GROUP in served_groups and KARTA_KIND in self._served(KARTA_API_VERSION)
         if karta_served and self._karta_informer is None:
             inf = self._new_informer(KARTA_PATH, KARTA_RESOURCE)
 
-            def nudge(*_args: Obj) -> None:
+            def nudge(*_args: Stored) -> None:
                 self._nudge.set()
 
             inf.add_handler(EventHandler(on_add=nudge, on_update=nudge, on_delete=nudge))
@@ -557,20 +638,30 @@ class Exporter:
     # --------------------------------------------------------------------------------- events
 
     def _kind_handler(self, wk: WatchedKind) -> EventHandler:
-        def changed(obj: Obj) -> None:
+        def changed(obj: Stored) -> None:
             if wk.renders:
                 self.queue.add((wk.id, namespace_of(obj), name_of(obj)))
             for key in self._ancestors(obj):
                 self.queue.add(key)
 
-        def updated(old: Obj, new: Obj) -> None:
+        def updated(old: Stored, new: Stored) -> None:
             changed(new)
             for key in self._ancestors(old):  # its owners may have changed: the old ones too
                 self.queue.add(key)
 
         return EventHandler(on_add=changed, on_update=updated, on_delete=changed)
 
-    def _store_lookup(self, namespace: str, api_version: str, kind: str, name: str) -> Obj | None:
+    def _claims_changed(self, claim: Obj) -> None:
+        """A DRA claim or template changed: the workloads of its namespace resolve again (the
+        devices their pods name may be its; claims change rarely, one per pod is never kept)."""
+        namespace = namespace_of(claim)
+        with self._lock:
+            self._claim_generations[namespace] = self._claim_generations.get(namespace, 0) + 1
+            keys = [key for key in self._entries if key[1] == namespace]
+        for key in keys:
+            self.queue.add(key)
+
+    def _store_lookup(self, namespace: str, api_version: str, kind: str, name: str) -> Stored | None:
         """The owner-walk lookup of the exporter: its informer stores, never the API."""
         wk = self.kinds.get(f"{group_of(api_version)}/{kind}")
         return wk.get(namespace, name) if wk is not None else None
@@ -602,7 +693,7 @@ class Exporter:
 
     # -------------------------------------------------------------------------------- sharding
 
-    def _workload_transform(self, obj: Obj) -> Obj:
+    def _workload_transform(self, obj: Obj) -> Stored:
         """A covered object is kept whole only when this exporter may render it: not owned by
         another covered kind (a Job under a JobSet is climbed through, never rendered) and of
         this shard. Otherwise its identity is enough."""
@@ -610,9 +701,9 @@ class Exporter:
         wk = self._watched(ref) if ref is not None else None
         if (wk is not None and wk.renders) or not self.shard.owns(uid_of(obj)):
             return stub(obj)
-        return trim_workload(obj)
+        return compact_workload(trim_workload(obj))
 
-    def _pod_transform(self, pod: Obj) -> Obj | None:
+    def _pod_transform(self, pod: Obj) -> Stored | None:
         """A pod whose (complete) chain leads to another shard's workload is not kept at all: its
         workload is rendered elsewhere, and a chain that climbs through it (an LWS leader Pod)
         belongs to that same workload."""
@@ -647,12 +738,14 @@ class Exporter:
             for inf in self._pod_informers:
                 inf.store.remove(key)
 
-    def _on_pod(self, pod: Obj, old: Obj | None = None) -> None:
+    def _on_pod(self, pod: Stored, old: Stored | None = None) -> None:
         """Enqueue the workloads above ``pod`` (added, updated or deleted), and above its previous
         state ``old`` when its owner references changed (the chain is climbed through the stores,
         so an update that only moved status costs one climb)."""
         # Another shard's pods never get here: _pod_transform leaves them out on every event, and
         # _process drops those whose workload turned out foreign only after they arrived.
+        if not self._pods_synced.is_set():
+            return  # the first list: every workload is enqueued once it is in (_await_pods)
         parents = self._ancestors(pod)
         if old is not None and meta(old).get("ownerReferences") != meta(pod).get("ownerReferences"):
             parents |= self._ancestors(old)
@@ -670,30 +763,32 @@ class Exporter:
         that is not in any store ends the walk)."""
         return next(self._covered_refs(obj), None) is None
 
-    def _pods_of(self, obj: Mapping[str, Any], wk: WatchedKind) -> dict[str, Obj]:
+    def _pods_of(self, obj: Mapping[str, Any], wk: WatchedKind) -> dict[str, Stored]:
         """Pods below ``obj`` in its namespace, top-down through the one owner index over every
-        store (one lookup per object of the tree). Pods can own objects too: an LWS leader Pod
-        owns its group's worker StatefulSet."""
+        store (one lookup per object of the tree), as stored. Pods can own objects too: an LWS
+        leader Pod owns its group's worker StatefulSet."""
         if wk.id == POD_KIND:
-            return {name_of(obj): dict(obj)}
+            return {name_of(obj): obj}
         uid = uid_of(obj)
         namespace = namespace_of(obj)
         if not uid:
             return {}
         pod_ids: set[int] = set()
 
-        def children(owner_uid: str) -> list[Obj]:
+        def children(owner_uid: str) -> list[Stored]:
             found = self._owned.get(owner_uid)
             pod_ids.update(id(child) for tag, child in found if tag == POD_TAG)
             return [child for _tag, child in found]
 
-        pods: dict[str, Obj] = {}
+        pods: dict[str, Stored] = {}
         for child in descendants(uid, children):
             if id(child) in pod_ids and namespace_of(child) == namespace:
-                pods[name_of(child)] = dict(child)
+                pods[name_of(child)] = child
         return pods
 
     def _process(self, key: WorkloadKey) -> None:
+        if not self._pods_synced.is_set():
+            return  # rendered once the pods' first list is in (_await_pods enqueues every workload)
         wk_id, namespace, name = key
         with self._lock:
             wk = self.kinds.get(wk_id)
@@ -708,17 +803,18 @@ class Exporter:
                 self._drop_pods(self._pods_of(obj, wk).values())  # another shard renders them
             return
         pods = self._pods_of(obj, wk)
-        rv = str(meta(obj).get("resourceVersion") or "")
-        fingerprint = (
-            id(wk),
-            rv,
-            tuple(sorted((n, str(meta(p).get("resourceVersion"))) for n, p in pods.items())),
-        )
+        with self._lock:
+            claims = self._claim_generations.get(namespace, 0)
+        # what the resolved workload depends on: the object, and the DRA claims of its namespace
+        rv = f"{meta(obj).get('resourceVersion') or ''}/{claims}"
+        fingerprint = (id(wk), rv, _pods_digest(pods))
         with self._lock:
             current = self._entries.get(key)
         if current is not None and current.fingerprint == fingerprint:
             return
-        lines, settled = self._render(key, wk, obj, rv, pods)
+        # What the resolver and the definitions' expressions read: plain dicts (pods are stored compact).
+        plain = obj if isinstance(obj, dict) else as_dict(obj)
+        lines, settled = self._render(key, wk, plain, rv, {n: as_dict(p) for n, p in pods.items()})
         with self._lock:
             if self.kinds.get(wk_id) is wk:
                 series = sum(chunk.count(b"\n") for chunk in lines.values())
@@ -762,7 +858,9 @@ class Exporter:
             workload = cached[1]
         elif compiled is not None:
             try:
-                workload = self.quarantine.run(wk.entry.name, lambda: resolve(compiled, obj))
+                workload = self.quarantine.run(
+                    wk.entry.name, lambda: resolve(compiled, obj, claims=self.claims.get)
+                )
             except WorkloadMapError as exc:
                 with self._lock:
                     self._resolve_errors[wk.kind] = self._resolve_errors.get(wk.kind, 0) + 1
@@ -779,7 +877,7 @@ class Exporter:
                         settled = False
             if settled:  # a success, or an object at fault: same version, same result
                 with self._lock:
-                    self._resolved[key] = (rv, workload)
+                    self._resolved[key] = (rv, _slim(workload))
         if workload is not None and compiled is not None:
             try:
                 attribution = attribute_pods(compiled, obj, pods.values(), check_ownership=False)

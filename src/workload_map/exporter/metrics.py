@@ -7,6 +7,7 @@ from typing import Any
 
 from workload_map.exporter.exposition import Family, encode
 from workload_map.model.definition import ResourceStatus
+from workload_map.resolve.dra import GPU_DEVICE_CLASSES, gpus_of
 from workload_map.resolve.pods import PodAttribution
 from workload_map.resolve.resources import ResourceTotals, sum_totals
 from workload_map.resolve.types import Component, Workload
@@ -196,13 +197,20 @@ def _unit(resource: str) -> str:
 
 def resource_samples(totals: ResourceTotals) -> list[tuple[str, str, float]]:
     """``(resource, unit, value)``: cpu, memory and nvidia.com/gpu always, other extended
-    resources when non-zero."""
+    resources when non-zero. Whole GPUs requested through DRA claims (the classes of NVIDIA's DRA
+    driver, whose ``gpu.nvidia.com`` DeviceClass maps ``nvidia.com/gpu``) count in
+    ``nvidia.com/gpu``, as everywhere else; the other device classes (``mig.nvidia.com``...) are
+    counts under their class name when non-zero."""
     out: list[tuple[str, str, float]] = [
         ("cpu", "core", totals.cpu_millis / 1000),
         ("memory", "byte", totals.memory_bytes),
     ]
     extended = dict(totals.extended)
-    out.append(("nvidia.com/gpu", "integer", extended.pop("nvidia.com/gpu", 0)))
+    dra_gpus = gpus_of(totals.devices)
+    out.append(("nvidia.com/gpu", "integer", extended.pop("nvidia.com/gpu", 0) + dra_gpus))
+    for cls, n in totals.devices.items():
+        if cls not in GPU_DEVICE_CLASSES and n:
+            extended[cls] = extended.get(cls, 0) + n
     for name in sorted(extended):
         if extended[name]:
             out.append((name, _unit(name), extended[name]))

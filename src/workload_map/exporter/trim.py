@@ -11,6 +11,8 @@ templates of every ReplicaSet) are never read. So:
 - a pod keeps its metadata and what attribution, resource totals and pod status read: per
   container ``name``, ``resources`` and ``restartPolicy``; ``nodeName``, scheduling fields,
   ``overhead`` and ``resourceClaims``; ``status`` without ``podIPs``/``hostIP``-style addresses;
+  and it is kept as a :class:`~workload_map.exporter.compact.CompactPod` (one object with slots,
+  its status as JSON text) rather than as four dicts;
 - a workload object (a covered kind) is kept whole: its definition may read any field;
 - equal parts of many objects are kept once (:func:`shared`): the labels, annotations and owner
   references of the pods of one owner, the containers of the pods of one template. Stored objects
@@ -26,6 +28,8 @@ import sys
 from typing import Any
 
 import orjson
+
+from workload_map.exporter.compact import CompactPod
 
 __all__ = ["LAST_APPLIED", "STUB_KEY", "stub", "trim_owner", "trim_pod", "trim_workload"]
 
@@ -147,7 +151,7 @@ def _containers(value: Any) -> list[Any]:
     return [{k: c[k] for k in _CONTAINER if k in c} if isinstance(c, dict) else c for c in value]
 
 
-def trim_pod(obj: Obj) -> Obj:
+def trim_pod(obj: Obj) -> CompactPod:
     _clean_metadata(obj)
     out: Obj = {k: obj[k] for k in ("apiVersion", "kind", "metadata") if k in obj}
     spec = obj.get("spec")
@@ -162,8 +166,8 @@ def trim_pod(obj: Obj) -> Obj:
         out["spec"] = kept
     status = obj.get("status")
     if isinstance(status, dict):
-        out["status"] = _interned({k: status[k] for k in _POD_STATUS if k in status})
-    return out
+        out["status"] = {k: status[k] for k in _POD_STATUS if k in status}
+    return CompactPod.from_trimmed(out, shared)
 
 
 def stub(obj: Obj) -> Obj:

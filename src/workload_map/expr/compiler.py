@@ -151,7 +151,8 @@ BOOL_FUNCS = frozenset(
     {"not", *(e.name for e in REGISTRY.values() if e.returns_bool and e.kind != "operator")}
 )
 
-# `select(type == X)`-style filters: name -> Python condition on `v`.
+# `select(type == X)`-style filters: name -> Python condition on `v`, for each of the registry's
+# type tests (registry.TYPE_TESTS, NUMBER_TESTS; tests/expr/test_builtin_registry.py checks both).
 TYPE_FILTERS = {
     "values": "{v} is not None",
     "nulls": "{v} is None",

@@ -10,25 +10,12 @@ not followed.
 from __future__ import annotations
 
 from . import ast as A
+from .registry import TYPE_TESTS
 
 Path = tuple[str, ...]
 
 # Builtins whose output is (a subset of) their input: paths flow through them.
-_PASS_THROUGH = frozenset(
-    {
-        "values",
-        "nulls",
-        "booleans",
-        "numbers",
-        "strings",
-        "arrays",
-        "objects",
-        "iterables",
-        "scalars",
-        "debug",
-        "stderr",
-    }
-)
+_PASS_THROUGH = frozenset({*TYPE_TESTS, "debug", "stderr"})
 
 
 class _Reader:

@@ -458,7 +458,10 @@ _form(
     "error", 1, generated("constant (the message shows at most 4,096 characters of the value)"), args=("any",)
 )
 _form("not", 0, generated("constant"))
-for _name in (
+#: The type tests: each outputs its input when the input is of the type (a subset of its input,
+#: so paths flow through them, expr.readpaths). Each back end generates its own condition per name
+#: (expr.compiler.TYPE_FILTERS, expr.lua.builtins.TYPE_FILTERS).
+TYPE_TESTS: tuple[str, ...] = (
     "values",
     "nulls",
     "booleans",
@@ -468,10 +471,11 @@ for _name in (
     "objects",
     "iterables",
     "scalars",
-):
+)
+#: Type tests on numbers' values (finite, normal): no path is read through them.
+NUMBER_TESTS: tuple[str, ...] = ("finites", "normals")
+for _name in (*TYPE_TESTS, *NUMBER_TESTS):
     _form(_name, 0, generated("constant (a type test)"))
-_form("finites", 0, generated("constant (a type test)"))
-_form("normals", 0, generated("constant (a type test)"))
 _form("select", 1, generated("the condition's own cost"), args=("cond",))
 _form("map", 1, generated(f"{_STEP} (one per element)"), input="array", args=("filter",))
 _form(

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from workload_map.model.definition import (
+from workload_map.model.karta_api import (
     KARTA_API_VERSION,
     KARTA_GROUP,
     KARTA_KIND,

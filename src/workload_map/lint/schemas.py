@@ -118,7 +118,7 @@ def load_crd_file(path: str | Path) -> list[KindSchema]:
     Raises :class:`SchemaError` for an unreadable file or one without any CRD."""
     p = Path(path)
     from workload_map.model.inputs import read_text
-    from workload_map.model.loader import load_yaml_documents
+    from workload_map.model.yamldocs import load_yaml_documents
 
     try:
         text = read_text(p, limit=MAX_CRD_FILE, label=f"CRD file {path}")

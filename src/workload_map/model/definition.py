@@ -18,19 +18,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-KARTA_GROUP = "run.ai"
-KARTA_VERSION = "v1alpha1"
-KARTA_API_VERSION = f"{KARTA_GROUP}/{KARTA_VERSION}"
-KARTA_KIND = "Karta"
-# The predecessor project's shape: same fields under another group and kind.
-LEGACY_API_VERSION = "optimization.nvidia.com/v1alpha1"
-LEGACY_KIND = "ResourceInterface"
-
-
-def gvk_text(group: str, version: str, kind: str) -> str:
-    """Go's ``schema.GroupVersionKind.String()``: ``apps/v1, Kind=Deployment``, ``/v1, Kind=Pod``.
-    Used for keys, sorting and messages; :mod:`workload_map.kube.objects` re-exports it."""
-    return f"{group}/{version}, Kind={kind}"
+# The API's names live beside the model without pydantic (kube.objects reads them); re-exported.
+from workload_map.model.karta_api import KARTA_API_VERSION as KARTA_API_VERSION
+from workload_map.model.karta_api import KARTA_GROUP as KARTA_GROUP
+from workload_map.model.karta_api import KARTA_KIND as KARTA_KIND
+from workload_map.model.karta_api import KARTA_VERSION as KARTA_VERSION
+from workload_map.model.karta_api import LEGACY_API_VERSION as LEGACY_API_VERSION
+from workload_map.model.karta_api import LEGACY_KIND as LEGACY_KIND
+from workload_map.model.karta_api import gvk_text as gvk_text
 
 
 class _Model(BaseModel):

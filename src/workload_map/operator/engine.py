@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from workload_map.cluster.client import KubeClient
 from workload_map.kube.objects import KARTA_PLURAL
 from workload_map.operator import texts
 from workload_map.operator.claims import ClaimStore
+from workload_map.operator.gangs import GangController
+from workload_map.operator.gangs_config import GangConfig
 from workload_map.operator.handlers import KartaHandlers, ServedKinds
 from workload_map.runtime.informer import EventHandler, Informer
 from workload_map.runtime.leader import LeaderElector
@@ -30,6 +32,10 @@ from workload_map.runtime.workqueue import WorkerPool, WorkQueue
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
+
+
+def _generation(obj: Mapping[str, Any]) -> Any:
+    return (obj.get("metadata") or {}).get("generation")
 
 
 def _crd_signature(crd: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -57,6 +63,7 @@ class Engine:
         sweep_interval: float = 60.0,
         max_retries: int = 12,
         retry_after: float = 10.0,
+        gangs: GangConfig | None = None,
     ) -> None:
         self.client = client
         self.namespace = namespace
@@ -96,6 +103,12 @@ class Engine:
         self._timer: threading.Thread | None = None
         #: Reconciliations done (diagnostics and tests).
         self.reconciled = 0
+        #: The gang controller (opt-in: ``gangs``), sharing the Karta and CRD informers.
+        self.gangs: GangController | None = None
+        if gangs is not None:
+            self.gangs = GangController(
+                client, gangs, self.served.resource, kartas=self.kartas.store.list, is_leader=self.is_leader
+            )
 
     # ---------------------------------------------------------------------------- lifecycle
 
@@ -117,6 +130,10 @@ class Engine:
         self.crds.start()
         self.kartas.start()
         self.pool.start()
+        if self.gangs is not None:
+            self.kartas.add_handler(self._gang_definitions_handler(_generation), replay=False)
+            self.crds.add_handler(self._gang_definitions_handler(_crd_signature), replay=False)
+            self.gangs.start()
         if self.elector is not None:
             self.elector.start()
         else:
@@ -131,6 +148,8 @@ class Engine:
             self.elector.stop(release=True)
         self._leading.clear()
         self.pool.stop()
+        if self.gangs is not None:
+            self.gangs.stop()
         self.kartas.stop()
         self.crds.stop()
 
@@ -138,6 +157,8 @@ class Engine:
         return self._leading.is_set()
 
     def synced(self) -> bool:
+        # Not the gang controller's informers: a workload type it may not list (RBAC) must not
+        # make the webhooks unready.
         return self.kartas.has_synced() and self.crds.has_synced()
 
     def alive(self) -> bool:
@@ -177,6 +198,22 @@ class Engine:
     def _started_leading(self) -> None:
         self._leading.set()
         self.enqueue_all()
+        if self.gangs is not None:
+            self.gangs.enqueue_all()
+
+    def _gang_definitions_handler(self, signature: Callable[[Obj], Any]) -> EventHandler:
+        """Kartas or CRDs changed (``signature`` differs: not a status write): the gang controller
+        re-reads what it follows (after :meth:`_crd_changed` dropped the discovery cache)."""
+
+        def changed(_obj: Obj) -> None:
+            assert self.gangs is not None
+            self.gangs.definitions_changed()
+
+        def updated(old: Obj, new: Obj) -> None:
+            if signature(old) != signature(new):
+                changed(new)
+
+        return EventHandler(on_add=changed, on_update=updated, on_delete=changed)
 
     def enqueue_all(self) -> None:
         for obj in self.kartas.store.list():
@@ -213,6 +250,8 @@ class Engine:
                 last_resync = now
                 self.served.invalidate()
                 self.enqueue_all()
+                if self.gangs is not None:
+                    self.gangs.definitions_changed()
             if now - last_sweep >= self.sweep_interval:
                 last_sweep = now
                 live = {o["metadata"]["name"]: texts.root_gvk(o) for o in self.kartas.store.list()}

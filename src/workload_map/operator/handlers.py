@@ -21,6 +21,7 @@ from workload_map.cluster.client import KubeClient, api_path
 from workload_map.errors import ApiError, NotFoundError, WorkloadMapError
 from workload_map.operator import texts
 from workload_map.operator.claims import ClaimStore
+from workload_map.operator.events import event_body
 from workload_map.operator.sampling import Sample, Sampler
 from workload_map.operator.webhooks import definition_findings, join_messages
 
@@ -314,27 +315,8 @@ class KartaHandlers:
 
     def record_event(self, obj: Mapping[str, Any], reason: str, message: str, type_: str = "Warning") -> None:
         meta = obj.get("metadata") or {}
-        now = now_rfc3339()
-        body = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"generateName": f"{meta.get('name')}.", "namespace": EVENT_NAMESPACE},
-            "involvedObject": {
-                "apiVersion": texts.KARTA_API_VERSION,
-                "kind": "Karta",
-                "name": meta.get("name"),
-                "uid": meta.get("uid"),
-                "resourceVersion": meta.get("resourceVersion"),
-            },
-            "reason": reason,
-            "message": message[:1024],
-            "type": type_,
-            "source": {"component": self.component},
-            "reportingComponent": self.component,
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
-        }
+        karta = {"apiVersion": texts.KARTA_API_VERSION, "kind": "Karta", "metadata": meta}
+        body = event_body(karta, EVENT_NAMESPACE, reason, message, type_, self.component)
         try:
             self.client.create(api_path("v1", "events", EVENT_NAMESPACE), body)
             self.events_emitted += 1

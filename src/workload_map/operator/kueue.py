@@ -36,7 +36,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from workload_map.cluster.client import KubeClient
@@ -46,6 +45,7 @@ from workload_map.definitions_source import DefinitionEntry, catalog_entries
 from workload_map.errors import ApiError, ConnectionFailedError, NotFoundError, WorkloadMapError
 from workload_map.kube.objects import api_path
 from workload_map.kube.schedulers import KUEUE_API_VERSION, KUEUE_JOB_UID_LABEL, KUEUE_QUEUE_LABEL
+from workload_map.operator.events import event_body
 from workload_map.operator.kueue_podsets import (
     FlavorNotFoundError,
     KueueAdmissionError,
@@ -505,27 +505,7 @@ class KueueAdmission:
         ``kubectl describe`` shows what happened; a failure to record it is only logged."""
         meta = _meta(obj)
         ns = str(meta.get("namespace") or "default")
-        now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        body = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"generateName": f"{meta.get('name')}.", "namespace": ns},
-            "involvedObject": {
-                "apiVersion": obj.get("apiVersion"),
-                "kind": obj.get("kind"),
-                "namespace": ns,
-                "name": meta.get("name"),
-                "uid": meta.get("uid"),
-            },
-            "reason": reason,
-            "message": message[:1024],
-            "type": type_,
-            "source": {"component": FIELD_MANAGER},
-            "reportingComponent": FIELD_MANAGER,
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
-        }
+        body = event_body(obj, ns, reason, message, type_, FIELD_MANAGER)
         try:
             self.client.create(api_path("v1", "events", ns), body)
         except WorkloadMapError as exc:

@@ -1,4 +1,5 @@
-"""Compile once, evaluate many: every jq expression of a definition compiled up front.
+"""Compile once, evaluate many: every jq expression of a definition compiled up front (the gang
+expressions, which only the gang plan runs, when it first asks for them).
 
 :func:`compile_definition` turns a :class:`~workload_map.model.definition.Karta` into a
 :class:`CompiledDefinition`: the component graph (root, children by ``ownerRef`` in declaration
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from threading import Lock
 from types import MappingProxyType
 from typing import Any
@@ -197,7 +199,15 @@ class CompiledDefinition:
     )
     # The same groups in declaration order (names may repeat; the validator only warns).
     pod_groups: tuple[CompiledPodGroup, ...] = ()
-    gang_expressions: CompiledGangExpressions | None = None
+
+    @cached_property
+    def gang_expressions(self) -> CompiledGangExpressions | None:
+        """``gangScheduling.expressions`` compiled on first use: only the gang plan reads them,
+        and they are often the definition's largest (JobSet's: half of its compile time), which
+        ``describe``, ``get`` and the exporter never run. A bad one raises the same
+        :class:`~workload_map.errors.DefinitionError` here that :func:`compile_definition`
+        raises for the others."""
+        return _Compiler(self.karta).gang_expressions()
 
     @property
     def root(self) -> CompiledComponent:
@@ -462,18 +472,6 @@ class _Compiler:
                 )
             gang[group.name] = tuple(members)
             pod_groups.append(CompiledPodGroup(group.name, tuple(members)))
-        gang_expressions = None
-        if gs is not None and gs.expressions is not None:
-            ge = gs.expressions
-            loc = "optimizationInstructions.gangScheduling.expressions"
-            gang_expressions = CompiledGangExpressions(
-                **{
-                    name: self.expr(
-                        None, f"{loc}.{info.alias or name}", getattr(ge, name), GANG_EXPRESSION_VARIABLES
-                    )
-                    for name, info in type(ge).model_fields.items()
-                }
-            )
         return CompiledDefinition(
             karta=karta,
             name=karta.name,
@@ -481,7 +479,21 @@ class _Compiler:
             root_name=root.name,
             gang_members=MappingProxyType(gang),
             pod_groups=tuple(pod_groups),
-            gang_expressions=gang_expressions,
+        )
+
+    def gang_expressions(self) -> CompiledGangExpressions | None:
+        gs = self.karta.spec.optimization_instructions.gang_scheduling
+        if gs is None or gs.expressions is None:
+            return None
+        ge = gs.expressions
+        loc = "optimizationInstructions.gangScheduling.expressions"
+        return CompiledGangExpressions(
+            **{
+                name: self.expr(
+                    None, f"{loc}.{info.alias or name}", getattr(ge, name), GANG_EXPRESSION_VARIABLES
+                )
+                for name, info in type(ge).model_fields.items()
+            }
         )
 
 
@@ -491,7 +503,8 @@ _CACHE_LOCK = Lock()
 
 
 def compile_definition(karta: Karta) -> CompiledDefinition:
-    """Compile every expression of ``karta`` once.
+    """Compile every expression of ``karta`` once (the gang expressions on first use:
+    :attr:`CompiledDefinition.gang_expressions`).
 
     Raises :class:`~workload_map.errors.DefinitionError` naming the component and field when an
     expression does not compile or the component graph is broken (duplicate names, unknown or

@@ -31,13 +31,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.errors import ResolveError
-from workload_map.kube.objects import name_of, namespace_of
+from workload_map.kube.objects import controller_ref, name_of, namespace_of
 
 #: Device classes whose devices are whole GPUs (NVIDIA's DRA driver, deployments/helm DeviceClasses).
 GPU_DEVICE_CLASSES: frozenset[str] = frozenset({"gpu.nvidia.com", "vfio.gpu.nvidia.com"})
 #: Kubernetes' own bounds (resource.k8s.io validation): requests per claim, subrequests per request.
 MAX_REQUESTS = 32
 MAX_SUBREQUESTS = 8
+#: Allocation results counted per claim (a request of mode All may get many devices).
+MAX_RESULTS = MAX_REQUESTS * 64
 DRA_GROUP = "resource.k8s.io"
 TEMPLATE_KIND = "ResourceClaimTemplate"
 CLAIM_KIND = "ResourceClaim"
@@ -54,6 +56,8 @@ __all__ = [
     "ClaimContext",
     "ClaimLookup",
     "claim_devices",
+    "claim_essentials",
+    "claim_to_cache",
     "gpus_of",
     "objects_lookup",
     "pod_claim_refs",
@@ -86,7 +90,7 @@ def _allocated(obj: Mapping[str, Any], request: str) -> int | None:
         return None
     return sum(
         1
-        for r in results[: MAX_REQUESTS * 64]
+        for r in results[:MAX_RESULTS]
         if isinstance(r, Mapping)
         and isinstance(r.get("request"), str)
         and (r["request"] == request or r["request"].startswith(request + "/"))
@@ -136,6 +140,38 @@ def claim_devices(obj: Mapping[str, Any]) -> dict[str, int]:
         if found is not None:
             out[found[0]] = out.get(found[0], 0) + found[1]
     return out
+
+
+def claim_essentials(obj: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    """What :func:`claim_devices` reads of a ``kind`` object (a list item carries no kind), and
+    its identity: a cache keeps this much. The request list keeps one entry past
+    :data:`MAX_REQUESTS` (still refused), the allocation as many results as are counted."""
+    meta = _dict(obj.get("metadata"))
+    requests = _dict(_claim_spec({**obj, "kind": kind}).get("devices")).get("requests")
+    if isinstance(requests, list):
+        requests = requests[: MAX_REQUESTS + 1]
+    devices = {"devices": {"requests": requests}} if requests is not None else {}
+    out: dict[str, Any] = {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": kind,
+        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion") if k in meta},
+        "spec": {"spec": devices} if kind == TEMPLATE_KIND else devices,
+    }
+    results = _dict(_dict(_dict(obj.get("status")).get("allocation")).get("devices")).get("results")
+    if isinstance(results, list):
+        out["status"] = {"allocation": {"devices": {"results": results[:MAX_RESULTS]}}}
+    return out
+
+
+def claim_to_cache(obj: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
+    """What a cache of the cluster's claims keeps of ``obj`` (:func:`claim_essentials`), or None
+    for a ResourceClaim the resourceclaim controller made for one pod from a template (its
+    controller is that Pod): no pod template names such a claim (the resolver counts the template),
+    and there is one per pod."""
+    ref = controller_ref(obj)
+    if kind == CLAIM_KIND and ref is not None and ref.get("kind") == "Pod" and ref.get("apiVersion") == "v1":
+        return None
+    return claim_essentials(obj, kind)
 
 
 def gpus_of(devices: Mapping[str, int]) -> int:

@@ -725,8 +725,8 @@ def apply_edits(
     instances: Iterable[tuple[str, str]] | None = None,
 ) -> Change:
     """Apply ``edits`` in order to every pod location of ``obj`` (limited to ``components``, and
-    to the ``(component, instance id)`` pairs of ``instances`` when given: one Kueue podSet) and
-    the object's own metadata; returns the :class:`Change` (``obj`` is not mutated).
+    to the ``(component, instance id)`` pairs of ``instances``) and the object's own metadata;
+    returns the :class:`Change` (``obj`` is not mutated).
 
     Raises :class:`WriteBackError` (nothing written) when a container name matches no container,
     when a location cannot carry an edit (a fragmented spec without the path, a pod spec without

@@ -188,6 +188,14 @@ def format_millis(millis: int) -> str:
 
 
 # --- quantities as text (what `kubectl get` prints and what objects carry) ------------------------
+#
+# Not the canonical set above, and not to be merged with it: the two say different things about
+# the same number. format_* is Kubernetes' Quantity.String() for a value of a known Format, what
+# Karmada's ResourceList (to_resource_list) must equal byte for byte; one Format per resource
+# (memory BinarySI: 10**9 bytes is "1000000000", 10**6 cores is "1k"). cpu_text/memory_text give
+# the shortest exact text whatever the Format, as people write requests (tables, `requirements`,
+# the scheduler objects' minResources: 10**9 bytes is "1G", 1000 cores "1000"). Both parse back
+# to the same value (tests/resolve/test_quantity.py pins where they differ).
 
 _BINARY_UNITS = (
     ("Ei", 1 << 60),

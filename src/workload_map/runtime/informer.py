@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from workload_map.errors import ClusterError, GoneError
 
@@ -45,9 +45,13 @@ __all__ = [
     "EventHandler",
     "Informer",
     "InformerStats",
+    "ObjectEventHandler",
+    "ObjectInformer",
     "ObjectKey",
+    "ObjectStore",
     "SharedIndex",
     "Store",
+    "Stored",
     "object_key",
     "strip_managed_fields",
 ]
@@ -57,6 +61,10 @@ log = logging.getLogger(__name__)
 #: ``(namespace, name)``; namespace is ``""`` for cluster-scoped objects.
 ObjectKey = tuple[str, str]
 Obj = dict[str, Any]
+#: What a store may keep: the decoded object, or any mapping an informer's transform made of it
+#: (the exporter keeps pods in a compact form, see workload_map.exporter.compact).
+Stored = Mapping[str, Any]
+T = TypeVar("T", bound=Stored)
 
 
 def object_key(obj: Mapping[str, Any]) -> ObjectKey:
@@ -85,12 +93,16 @@ def strip_managed_fields(obj: Obj) -> Obj:
 
 
 @dataclass
-class EventHandler:
+class ObjectEventHandler(Generic[T]):
     """Callbacks; any may be ``None``. ``on_delete`` receives the last known state."""
 
-    on_add: Callable[[Obj], None] | None = None
-    on_update: Callable[[Obj, Obj], None] | None = None
-    on_delete: Callable[[Obj], None] | None = None
+    on_add: Callable[[T], None] | None = None
+    on_update: Callable[[T, T], None] | None = None
+    on_delete: Callable[[T], None] | None = None
+
+
+class EventHandler(ObjectEventHandler[Obj]):
+    """The callbacks of an :class:`Informer` (decoded dicts)."""
 
 
 class SharedIndex:
@@ -102,12 +114,12 @@ class SharedIndex:
     Kept up to date by the stores (:meth:`Store.attach`) under their own locks; its lock is always
     taken after a store's, never before."""
 
-    def __init__(self, fn: Callable[[Obj], Iterable[str]]) -> None:
+    def __init__(self, fn: Callable[[Stored], Iterable[str]]) -> None:
         self.fn = fn
         self._lock = threading.Lock()
-        self._index: dict[str, dict[tuple[Store, ObjectKey], Obj]] = {}
+        self._index: dict[str, dict[tuple[ObjectStore[Any], ObjectKey], Stored]] = {}
 
-    def get(self, value: str) -> builtins.list[tuple[str, Obj]]:
+    def get(self, value: str) -> builtins.list[tuple[str, Stored]]:
         """``(store tag, object)`` for every object giving ``value``."""
         with self._lock:
             found = self._index.get(value)
@@ -118,13 +130,13 @@ class SharedIndex:
         with self._lock:
             return len(self._index)
 
-    def _add(self, store: Store, key: ObjectKey, obj: Obj) -> None:
+    def _add(self, store: ObjectStore[Any], key: ObjectKey, obj: Stored) -> None:
         entry = (store, key)
         with self._lock:
             for value in self.fn(obj):
                 self._index.setdefault(value, {})[entry] = obj
 
-    def _remove(self, store: Store, key: ObjectKey, obj: Obj) -> None:
+    def _remove(self, store: ObjectStore[Any], key: ObjectKey, obj: Stored) -> None:
         entry = (store, key)
         with self._lock:
             for value in self.fn(obj):
@@ -135,15 +147,15 @@ class SharedIndex:
                         del self._index[value]
 
 
-class Store:
+class ObjectStore(Generic[T]):
     """A thread-safe map ``(namespace, name) -> object`` with optional secondary indexes, its own
     and shared ones (:class:`SharedIndex`). ``tag`` names the store in a shared index."""
 
     def __init__(self, tag: str = "") -> None:
         self.tag = tag
         self._lock = threading.RLock()
-        self._items: dict[ObjectKey, Obj] = {}
-        self._indexers: dict[str, Callable[[Obj], Iterable[str]]] = {}
+        self._items: dict[ObjectKey, T] = {}
+        self._indexers: dict[str, Callable[[T], Iterable[str]]] = {}
         self._indexes: dict[str, dict[str, set[ObjectKey]]] = {}
         self._shared: builtins.list[SharedIndex] = []
 
@@ -168,7 +180,7 @@ class Store:
             for key, obj in self._items.items():
                 index._remove(self, key, obj)
 
-    def add_indexer(self, name: str, fn: Callable[[Obj], Iterable[str]]) -> None:
+    def add_indexer(self, name: str, fn: Callable[[T], Iterable[str]]) -> None:
         """Index objects by ``fn(obj)`` values (e.g. uid); query with :meth:`by_index`."""
         with self._lock:
             self._indexers[name] = fn
@@ -178,7 +190,7 @@ class Store:
                     index.setdefault(value, set()).add(key)
             self._indexes[name] = index
 
-    def _unindex(self, key: ObjectKey, obj: Obj) -> None:
+    def _unindex(self, key: ObjectKey, obj: T) -> None:
         for shared in self._shared:
             shared._remove(self, key, obj)
         for name, fn in self._indexers.items():
@@ -190,7 +202,7 @@ class Store:
                     if not keys:
                         del index[value]
 
-    def _index(self, key: ObjectKey, obj: Obj) -> None:
+    def _index(self, key: ObjectKey, obj: T) -> None:
         for shared in self._shared:
             shared._add(self, key, obj)
         for name, fn in self._indexers.items():
@@ -198,7 +210,7 @@ class Store:
             for value in fn(obj):
                 index.setdefault(value, set()).add(key)
 
-    def put(self, obj: Obj) -> Obj | None:
+    def put(self, obj: T) -> T | None:
         """Store ``obj``; return the previous object under its key."""
         key = object_key(obj)
         with self._lock:
@@ -211,27 +223,27 @@ class Store:
                 self._index(key, obj)
             return old
 
-    def remove(self, key: ObjectKey) -> Obj | None:
+    def remove(self, key: ObjectKey) -> T | None:
         with self._lock:
             old = self._items.pop(key, None)
             if old is not None and (self._indexers or self._shared):
                 self._unindex(key, old)
             return old
 
-    def get(self, namespace: str, name: str) -> Obj | None:
+    def get(self, namespace: str, name: str) -> T | None:
         with self._lock:
             return self._items.get((namespace, name))
 
-    def get_key(self, key: ObjectKey) -> Obj | None:
+    def get_key(self, key: ObjectKey) -> T | None:
         with self._lock:
             return self._items.get(key)
 
-    def by_index(self, name: str, value: str) -> builtins.list[Obj]:
+    def by_index(self, name: str, value: str) -> builtins.list[T]:
         with self._lock:
             keys = self._indexes.get(name, {}).get(value, ())
             return [self._items[k] for k in keys]
 
-    def list(self) -> builtins.list[Obj]:
+    def list(self) -> builtins.list[T]:
         with self._lock:
             return builtins.list(self._items.values())
 
@@ -239,7 +251,7 @@ class Store:
         with self._lock:
             return builtins.list(self._items)
 
-    def snapshot(self) -> dict[ObjectKey, Obj]:
+    def snapshot(self) -> dict[ObjectKey, T]:
         with self._lock:
             return dict(self._items)
 
@@ -253,6 +265,10 @@ class Store:
     def __contains__(self, key: object) -> bool:
         with self._lock:
             return key in self._items
+
+
+class Store(ObjectStore[Obj]):
+    """A store of decoded dicts (what an :class:`Informer` keeps)."""
 
 
 @dataclass
@@ -274,14 +290,22 @@ class _Stopped(Exception):
     pass
 
 
-class Informer:
+def _keep(obj: Obj) -> Obj:
+    return obj
+
+
+InformerT = TypeVar("InformerT", bound="ObjectInformer[Any]")
+
+
+class ObjectInformer(Generic[T]):
     """List + watch one collection path (``/api/v1/pods``, ``/apis/g/v/namespaces/ns/plural``).
 
     ``resource`` is a display name (metrics, logs). ``watch_timeout`` is the server-side watch
     length in seconds (each watch gets up to +50% jitter). ``transform`` is applied to every object
-    before it is stored (default: :func:`strip_managed_fields`; it may return a new dict, or
-    ``None`` to not keep the object: it is then left out of the store, or removed with a delete
-    event when it was there).
+    before it is stored: it may return the object, a new dict or any other mapping (what the store
+    and the handlers then see), or ``None`` to not keep the object: it is then left out of the
+    store, or removed with a delete event when it was there. :class:`Informer` is the one for
+    dicts (its default transform: :func:`strip_managed_fields`).
     """
 
     def __init__(
@@ -296,7 +320,7 @@ class Informer:
         watch_timeout: int = 300,
         backoff_initial: float = 0.5,
         backoff_max: float = 30.0,
-        transform: Callable[[Obj], Obj | None] | None = strip_managed_fields,
+        transform: Callable[[Obj], T | None],
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.client = client
@@ -310,9 +334,9 @@ class Informer:
         self.backoff_max = backoff_max
         self.transform = transform
         self._clock = clock
-        self.store = Store()
+        self.store: ObjectStore[T] = ObjectStore()
         self.stats = InformerStats()
-        self._handlers: list[EventHandler] = []
+        self._handlers: list[ObjectEventHandler[T]] = []
         self._stop = threading.Event()
         self._synced = threading.Event()
         self._thread: threading.Thread | None = None
@@ -326,7 +350,7 @@ class Informer:
 
     # ------------------------------------------------------------------------------ public API
 
-    def add_handler(self, handler: EventHandler, *, replay: bool = True) -> None:
+    def add_handler(self, handler: ObjectEventHandler[T], *, replay: bool = True) -> None:
         """Register ``handler``. With ``replay`` (and the store already filled), it first gets
         ``on_add`` for every stored object (called on the caller's thread)."""
         self._handlers.append(handler)
@@ -334,7 +358,7 @@ class Informer:
             for obj in self.store.list():
                 self._call(handler.on_add, obj)
 
-    def start(self) -> Informer:
+    def start(self: InformerT) -> InformerT:
         if self._thread is not None:
             raise RuntimeError("informer already started")
         self._thread = threading.Thread(target=self._run, name=f"informer:{self.resource}", daemon=True)
@@ -369,23 +393,23 @@ class Informer:
 
     # --------------------------------------------------------------------------------- internals
 
-    def _call(self, fn: Callable[..., None], *args: Obj) -> None:
+    def _call(self, fn: Callable[..., None], *args: T) -> None:
         try:
             fn(*args)
         except Exception:
             log.exception("informer %s: event handler failed", self.resource)
 
-    def _emit_add(self, obj: Obj) -> None:
+    def _emit_add(self, obj: T) -> None:
         for h in self._handlers:
             if h.on_add is not None:
                 self._call(h.on_add, obj)
 
-    def _emit_update(self, old: Obj, new: Obj) -> None:
+    def _emit_update(self, old: T, new: T) -> None:
         for h in self._handlers:
             if h.on_update is not None:
                 self._call(h.on_update, old, new)
 
-    def _emit_delete(self, obj: Obj) -> None:
+    def _emit_delete(self, obj: T) -> None:
         for h in self._handlers:
             if h.on_delete is not None:
                 self._call(h.on_delete, obj)
@@ -444,7 +468,7 @@ class Informer:
             log.exception("informer %s: unexpected failure; the informer thread ends", self.resource)
 
     def _list(self) -> None:
-        fresh: dict[ObjectKey, Obj] = {}
+        fresh: dict[ObjectKey, T] = {}
         rv: str | None = None
         for page in self.client.list(
             self.path,
@@ -457,7 +481,7 @@ class Informer:
             for item in page["items"]:
                 if not isinstance(item, dict):
                     continue
-                obj = self.transform(item) if self.transform is not None else item
+                obj = self.transform(item)
                 if obj is not None:  # None: the caller does not keep this object
                     fresh[object_key(obj)] = obj
             page_rv = (page.get("metadata") or {}).get("resourceVersion")
@@ -471,7 +495,7 @@ class Informer:
         self.last_event_time = now
         self._synced.set()
 
-    def _replace(self, fresh: dict[ObjectKey, Obj]) -> None:
+    def _replace(self, fresh: dict[ObjectKey, T]) -> None:
         """Swap the store's contents for ``fresh`` and emit the difference."""
         old = self.store.snapshot()
         for key, obj in old.items():
@@ -541,26 +565,58 @@ class Informer:
                 self._resource_version = rv
             return
         self.stats.events += 1
-        if self.transform is not None:
-            kept = self.transform(obj)
-            if kept is None:  # no longer kept: gone from the store, as if deleted
-                gone = self.store.remove(object_key(obj))
-                if gone is not None:
-                    self._emit_delete(gone)
-                if rv:
-                    self._resource_version = rv
-                return
-            obj = kept
+        kept = self.transform(obj)
+        if kept is None:  # no longer kept: gone from the store, as if deleted
+            gone = self.store.remove(object_key(obj))
+            if gone is not None:
+                self._emit_delete(gone)
+            if rv:
+                self._resource_version = rv
+            return
         if kind == "ADDED" or kind == "MODIFIED":
-            old = self.store.put(obj)
+            old = self.store.put(kept)
             if old is None:
-                self._emit_add(obj)
-            elif _uid(old) != _uid(obj):
+                self._emit_add(kept)
+            elif _uid(old) != _uid(kept):
                 self._emit_delete(old)
-                self._emit_add(obj)
+                self._emit_add(kept)
             elif _rv(old) != rv:
-                self._emit_update(old, obj)
-        elif kind == "DELETED" and self.store.remove(object_key(obj)) is not None:
-            self._emit_delete(obj)
+                self._emit_update(old, kept)
+        elif kind == "DELETED" and self.store.remove(object_key(kept)) is not None:
+            self._emit_delete(kept)
         if rv:
             self._resource_version = rv
+
+
+class Informer(ObjectInformer[Obj]):
+    """An informer of decoded dicts; ``transform`` defaults to :func:`strip_managed_fields`
+    (``None``: objects are kept as decoded). See :class:`ObjectInformer`."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        path: str,
+        *,
+        resource: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        page_size: int = 500,
+        watch_timeout: int = 300,
+        backoff_initial: float = 0.5,
+        backoff_max: float = 30.0,
+        transform: Callable[[Obj], Obj | None] | None = strip_managed_fields,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(
+            client,
+            path,
+            resource=resource,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            page_size=page_size,
+            watch_timeout=watch_timeout,
+            backoff_initial=backoff_initial,
+            backoff_max=backoff_max,
+            transform=transform or _keep,
+            clock=clock,
+        )

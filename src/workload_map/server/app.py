@@ -44,6 +44,7 @@ from workload_map.server.openapi import DEFAULT_LIMIT, MAX_LIMIT, SORT_KEYS, ope
 from workload_map.server.state import ClusterState, TypeRef
 from workload_map.server.workloads import (
     Query,
+    claim_reader,
     decode_continue,
     encode_continue,
     list_workloads,
@@ -56,7 +57,6 @@ from workload_map.server.workloads import (
 from workload_map.views.filters import UnknownPhaseError, parse_phases
 
 if TYPE_CHECKING:
-    from workload_map.cluster.claims import ClaimReader
     from workload_map.cost import PrometheusClient, PrometheusSettings
     from workload_map.live import GangAnswer
     from workload_map.resolve.gang_plan import PlanOptions
@@ -406,6 +406,7 @@ class Api:
                 events = read_events(self.state.client, ns)
             except ClusterError as exc:
                 raise from_cluster_error(exc, f"list events in {ns}") from exc
+        claims = claim_reader(self.state, self.authz, user)
         try:
             view = describe_live(
                 t.compiled,
@@ -414,6 +415,7 @@ class Api:
                 pods,
                 lambda: make_owner_lookup(self.state.client, self.state.discovery),
                 events,
+                claims,
             )
         except WorkloadMapError as exc:
             raise HttpError(422, "unprocessable", f'{res.kind} "{name}" cannot be resolved: {exc}') from exc
@@ -421,6 +423,7 @@ class Api:
         out["uid"] = view.view.uid
         out["ageSeconds"] = age_seconds(view.view.created_at)
         out["resourceVersion"] = meta.get("resourceVersion")
+        out["warnings"] = claims.warnings()
         return JSON(out)
 
     def get_cost(self, request: Request) -> JSON:
@@ -725,7 +728,9 @@ class Api:
                 "mergePatch": change.merge_patch,
                 "warnings": list(change.warnings),
                 "attempts": result.attempts,
-                "workload": row_for(t, shown, None, self.state.quarantine),
+                "workload": row_for(
+                    t, shown, None, self.state.quarantine, claim_reader(self.state, self.authz, user)
+                ),
             }
         )
 
@@ -742,14 +747,12 @@ class Api:
         self.authz.require(user, "get", group=res.group, resource=res.name, namespace=ns, name=name)
         scheduler, plan_options, render_options = self._gang_options(request, user)
         obj = self._get_workload(t, ns, name)
-        claims = self._claims(user, ns)
+        claims = claim_reader(self.state, self.authz, user)
         try:
             answer = gang_objects(t.entry, obj, scheduler, plan_options, render_options, claims)
         except WorkloadMapError as exc:
             raise HttpError(422, "unprocessable", f'gang {res.kind} "{name}": {exc}') from exc
-        warnings = self._gang_warnings(user, answer)
-        if claims is not None:
-            warnings.extend(claims.warnings())
+        warnings = [*self._gang_warnings(user, answer), *claims.warnings()]
         return JSON({**answer.to_dict(), "warnings": warnings})
 
     def _gang_options(self, request: Request, user: User) -> tuple[str, PlanOptions, RenderOptions]:
@@ -805,18 +808,6 @@ class Api:
         )
         return scheduler, plan, rendering
 
-    def _claims(self, user: User, namespace: str) -> ClaimReader | None:
-        """The DRA claims the resolver reads, when the caller may read them in ``namespace``
-        (``None`` otherwise: the claims' devices are not counted)."""
-        from workload_map.cluster.claims import ClaimReader
-
-        if not namespace or not all(
-            self.authz.allowed(user, "get", group="resource.k8s.io", resource=r, namespace=namespace)
-            for r in ("resourceclaimtemplates", "resourceclaims")
-        ):
-            return None
-        return ClaimReader(self.state.client, self.state.discovery)
-
     def _gang_warnings(self, user: User, answer: GangAnswer) -> list[str]:
         from workload_map.errors import ForbiddenError
         from workload_map.live import NotServedError, gang_warnings
@@ -871,7 +862,7 @@ class Api:
             return owners(namespace, api_version, kind, name)
 
         if scheduler != "kai":
-            claims = self._claims(user, ns)
+            claims = claim_reader(self.state, self.authz, user)
             try:
                 found = pod_gang_objects(
                     pod_obj, lookup, self.state.definitions(), scheduler, plan_options, render_options, claims
@@ -937,13 +928,16 @@ class Api:
                 "GET /api/v1/workload-types lists the types.",
                 gvk=gvk_text,
             )
+        # DRA claim templates the manifest's pods name count from the cluster, as far as the caller
+        # may read them (a manifest about to be applied names templates already there).
+        claims = claim_reader(self.state, self.authz, self.user(request))
         try:
-            needs = placement_needs(found[0].karta, body)
+            needs = placement_needs(found[0].karta, body, claims=claims)
         except WorkloadMapError as exc:
             raise HttpError(422, "unprocessable", f"{kind}: {exc}") from exc
         except Exception as exc:  # a manifest of the wrong shape deep inside
             raise HttpError(422, "unprocessable", f"{kind}: cannot be resolved: {exc}") from exc
-        return JSON({**needs.to_dict(), "origin": found[0].origin})
+        return JSON({**needs.to_dict(), "origin": found[0].origin, "warnings": claims.warnings()})
 
     # live events
     async def watch(self, request: Request) -> Response:
@@ -1043,7 +1037,8 @@ class _EventStream:
             store = self.api.state.pods().store
             lookup = make_owner_lookup(self.api.state.client, self.api.state.discovery)
             pods = index_by_owner(store.by_index("namespace", ns), {uid}, lookup).get(uid, [])
-        row = row_for(t, obj, pods, self.api.state.quarantine)
+        claims = claim_reader(self.api.state, self.api.authz, self.user)
+        row = row_for(t, obj, pods, self.api.state.quarantine, claims)
         if kind != "deleted" and self.query.phases and not set(self.query.phases) & set(row["phases"]):
             return None
         return row

@@ -251,8 +251,16 @@ def _schemas() -> dict[str, Schema]:
             "warnings": {"type": "array", "items": {"type": "string"}},
         },
     }
+    detail_extra = {
+        **extra_row,
+        "warnings": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "What kept devices requested through DRA claims from being counted.",
+        },
+    }
     s["WorkloadDetail"] = {
-        "allOf": [_ref("DescribeView"), {"type": "object", "properties": extra_row}],
+        "allOf": [_ref("DescribeView"), {"type": "object", "properties": detail_extra}],
         "description": "One workload's tree and pods (schemas/describe-view.v1.json) plus uid and age.",
     }
     s["ChangeResult"] = {
@@ -441,6 +449,7 @@ def _schemas() -> dict[str, Schema]:
             "namespace": {"type": ["string", "null"]},
             "instances": {"type": "array", "items": {"type": "object"}},
             "gangs": {"type": "array", "items": {"type": "object"}},
+            "warnings": {"type": "array", "items": {"type": "string"}},
             "totals": {
                 "type": "object",
                 "required": ["desiredPods", "minPods", "desired", "minimum"],
@@ -1046,8 +1055,9 @@ def _paths() -> dict[str, Schema]:
                 "operationId": "placementNeeds",
                 "tags": ["placement"],
                 "summary": "Placement needs of a posted workload manifest (wmap requirements)",
-                "description": "Pure computation from the manifest and its definition; reads nothing from "
-                "the cluster, so it needs authentication only.",
+                "description": "Computed from the manifest and its definition; the DRA claim templates its "
+                "pods name come from the server's cache as far as the caller may get them (their GPUs "
+                "count; warnings say what could not be). Needs authentication only.",
                 "requestBody": {
                     "required": True,
                     "content": {"application/json": {"schema": _ref("Manifest")}},

@@ -10,6 +10,9 @@
   plus one for pods, each with its own HTTP client (a watch holds a connection). Started for
   every served type by :meth:`ClusterState.start` (in the background) and on first use for types
   that appear later. Their events feed :meth:`subscribe` callbacks (the SSE endpoint).
+* **DRA claims** (:class:`workload_map.runtime.claims.ClaimCache`): ResourceClaimTemplates and
+  ResourceClaims, watched only when the cluster serves them (discovery asked once), trimmed to
+  what the resolver reads; the GPUs they request count in every row (:meth:`claims`).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
     from workload_map.definitions_source import DefinitionEntry, DefinitionSet
     from workload_map.model.loader import FieldValidation
     from workload_map.resolve.compiled import CompiledDefinition
+    from workload_map.runtime.claims import ClaimCache
 
 __all__ = ["ClusterState", "TypeRef", "WorkloadEvent"]
 
@@ -150,6 +154,7 @@ class ClusterState:
         self._owners: OwnerLookup | None = None
         self._owners_at = 0.0
         self._probe_client: KubeClient | None = None
+        self._claims: ClaimCache | None = None
 
     # ------------------------------------------------------------------------------ definitions
 
@@ -351,6 +356,25 @@ class ClusterState:
                 self._owners_at = now
             return self._owners
 
+    def claims(self, *, wait: bool = True) -> ClaimCache:
+        """The DRA claims and templates, live (started on first use; with ``wait``, synced)."""
+        from workload_map.resolve.dra import claim_to_cache
+        from workload_map.runtime.claims import ClaimCache
+
+        with self._lock:
+            if self._claims is None:
+                if self._closed:
+                    raise HttpError(503, "not_ready", "the server is shutting down")
+                self._claims = ClaimCache(
+                    self._new_client, self.discovery, claim_to_cache, watch_timeout=self.watch_timeout
+                )
+            cache = self._claims
+        cache.start()
+        if wait:
+            for inf in cache.informers():
+                self._wait(inf, inf.resource)
+        return cache
+
     def informer(self, t: TypeRef, *, wait: bool = True) -> Informer:
         inf = self._informer(t.key, t.resource.path(None), t.resource.qualified_name)
         if wait:
@@ -404,6 +428,7 @@ class ClusterState:
                 for t in self.served_types():
                     self.informer(t, wait=False)
                 self.pods(wait=False)
+                self.claims(wait=False)
             except Exception as exc:
                 self.start_error = str(exc)
                 log.warning("starting the caches failed: %s", exc)
@@ -431,6 +456,8 @@ class ClusterState:
             checks["apiserver"] = str(exc)
         with self._lock:
             informers = dict(self._informers)
+            claims = self._claims
+        informers.update({inf.resource: inf for inf in claims.informers()} if claims is not None else {})
         pending = sorted(k for k, inf in informers.items() if not inf.has_synced())
         checks["informers"] = len(informers)
         checks["unsynced"] = pending
@@ -444,6 +471,8 @@ class ClusterState:
             self._closed = True
             informers = list(self._informers.values())
             self._informers.clear()
+            if self._claims is not None:
+                informers += self._claims.informers()
         for inf in informers:
             inf.stop(timeout=2.0)
         for c in self._clients:

@@ -15,16 +15,20 @@ from workload_map.errors import WorkloadMapError
 from workload_map.server.errors import HttpError
 
 if TYPE_CHECKING:
+    from workload_map.cluster.claims import ClaimReader
     from workload_map.cluster.owners import OwnerLookup
     from workload_map.quarantine import Quarantine
+    from workload_map.resolve.dra import ClaimLookup
     from workload_map.resolve.pods import PodAttribution
     from workload_map.resolve.types import Workload
     from workload_map.server.auth import AccessReviewer, User
     from workload_map.server.state import ClusterState, TypeRef
 
-__all__ = ["Query", "list_workloads", "row_for", "visible"]
+__all__ = ["Query", "claim_reader", "list_workloads", "row_for", "visible"]
 
 Obj = dict[str, Any]
+#: Claims one request may look up in the cache (each a dict lookup; a list names one per workload).
+MAX_CLAIM_LOOKUPS = 65536
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -51,9 +55,14 @@ def with_object(t: TypeRef, obj: Obj) -> Obj:
 
 
 def row_for(
-    t: TypeRef, obj: Obj, pods: Sequence[Mapping[str, Any]] | None, quarantine: Quarantine | None = None
+    t: TypeRef,
+    obj: Obj,
+    pods: Sequence[Mapping[str, Any]] | None,
+    quarantine: Quarantine | None = None,
+    claims: ClaimLookup | None = None,
 ) -> Obj:
-    """The API row of one workload; ``pods`` already scoped to it. A workload that cannot be
+    """The API row of one workload; ``pods`` already scoped to it; ``claims`` finds the DRA
+    claims its pod specs name (their GPUs count, as in the CLI). A workload that cannot be
     resolved (or whose definition is quarantined) is a row too, marked with ``error``."""
     from workload_map.resolve import resolve
     from workload_map.resolve.pods import attribute_pods
@@ -62,7 +71,7 @@ def row_for(
     obj = with_object(t, obj)
 
     def evaluate() -> tuple[Workload, PodAttribution | None]:
-        workload = resolve(t.compiled, obj)
+        workload = resolve(t.compiled, obj, claims=claims)
         attribution = None
         if pods is not None:
             attribution = attribute_pods(t.compiled, obj, pods, check_ownership=False)
@@ -91,6 +100,23 @@ def visible(reviewer: AccessReviewer, user: User, t: TypeRef, namespace: str, ve
     return bool(namespace) and reviewer.allowed(
         user, verb, group=res.group, resource=res.name, namespace=namespace
     )
+
+
+def claim_reader(state: ClusterState, reviewer: AccessReviewer, user: User) -> ClaimReader:
+    """The DRA claims and templates ``user`` may get, from the server's cache (read with the
+    server's identity, shown only as far as the user could read them, as the CLI reads them):
+    what could not be counted is in its ``warnings()``, in the CLI's words."""
+    from workload_map.cluster.claims import GROUP, PLURALS, ClaimReader
+    from workload_map.errors import ForbiddenError
+
+    cache = state.claims()
+
+    def read(kind: str, namespace: str, name: str) -> Mapping[str, Any]:
+        if not reviewer.allowed(user, "get", group=GROUP, resource=PLURALS[kind], namespace=namespace):
+            raise ForbiddenError(403, "Forbidden", f"{PLURALS[kind]}.{GROUP} in {namespace}")
+        return cache.read(kind, namespace, name)
+
+    return ClaimReader.over(read, MAX_CLAIM_LOOKUPS)
 
 
 def may_list_pods(reviewer: AccessReviewer, user: User, namespace: str) -> bool:
@@ -278,12 +304,13 @@ def list_workloads(
             )
     rows: list[Obj] = []
     phases = set(query.phases)
+    claims = claim_reader(state, reviewer, user) if picked else None
     for t, obj in picked:
         ns = str(_meta(obj).get("namespace") or "")
         pods = None
         if pods_index is not None and ns in pod_ns_ok:
             pods = pods_index.get(str(_meta(obj).get("uid")), [])
-        row = row_for(t, obj, pods, state.quarantine)
+        row = row_for(t, obj, pods, state.quarantine, claims)
         if "error" in row:
             warnings.append(
                 f"could not resolve {t.resource.kind} {ns}/{_meta(obj).get('name')}: {row['error']}"
@@ -291,4 +318,5 @@ def list_workloads(
         if phases and not phases & set(row["phases"]):
             continue
         rows.append(row)
+    warnings += claims.warnings() if claims is not None else []
     return rows, warnings

@@ -204,14 +204,16 @@ def _live(
     show_events: bool,
     generic: bool = False,
 ) -> None:
+    namespace = session.namespace()
+    # Asked for before the model, resolver and catalog are imported: the API server lists the
+    # pods while they import.
+    early_pods, early_events = _prefetch_namespace(session, namespace, show_events)
     from workload_map import messages
     from workload_map.cluster.owners import OwnerLookup, make_owner_lookup
     from workload_map.errors import ForbiddenError, NotFoundError, WorkloadMapError
     from workload_map.live import describe_live
     from workload_map.resolve import compile_definition
 
-    namespace = session.namespace()
-    early_pods, early_events = _prefetch_namespace(session, namespace, show_events)
     try:
         rt = session.resolve_type(token)
     except NoDefinitionError as exc:
@@ -242,6 +244,10 @@ def _live(
         raise WorkloadNotFoundError(f'{rt.kind} "{name}" not found{where}') from exc
     except ForbiddenError as exc:
         raise CommandError(f"not allowed to read {rt.kind}: {exc}") from exc
+    try:  # while the pods are still on their way
+        compiled = compile_definition(rt.entry.karta)
+    except WorkloadMapError as exc:
+        raise CommandError(f'describe {rt.kind} "{name}": {exc}') from exc
     meta = obj.get("metadata") or {}
     obj_ns = meta.get("namespace") or ""
     pods: list[dict[str, Any]] | None = None
@@ -272,9 +278,7 @@ def _live(
         return lookups[-1]
 
     try:
-        view = describe_live(
-            compile_definition(rt.entry.karta), rt.entry, obj, pods, lookup, events, session.claims()
-        )
+        view = describe_live(compiled, rt.entry, obj, pods, lookup, events, session.claims())
     except WorkloadMapError as exc:
         raise CommandError(f'describe {rt.kind} "{name}": {exc}') from exc
     denied = sorted({r for lk in lookups for r in lk.denied_resources()})

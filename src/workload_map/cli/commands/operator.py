@@ -143,6 +143,33 @@ def _hosts_from_url(url: str | None) -> list[str]:
     show_default=True,
     help="Also serve Karmada's resource interpreter (POST /interpret-karmada) on the webhook port.",
 )
+@click.option(
+    "--gangs/--no-gangs",
+    default=False,
+    show_default=True,
+    help="Run the gang controller: keep each opted-in workload's scheduler objects (docs/gangs.md).",
+)
+@click.option(
+    "--gang-scheduler",
+    type=click.Choice(["kai", "volcano", "coscheduling", "workload-api"]),
+    default="volcano",
+    show_default=True,
+    help="The scheduler whose gang objects the controller keeps.",
+)
+@click.option(
+    "--gang-namespace",
+    "gang_namespaces",
+    multiple=True,
+    metavar="NS[,NS]",
+    help="Namespace whose workloads opt in (repeatable; default: every namespace).",
+)
+@click.option(
+    "--gang-selector", default="", metavar="SELECTOR", help="Label selector the workloads must match."
+)
+@click.option(
+    "--gang-scheduler-name", default=None, help="schedulerName for the pods (default: the scheduler's)."
+)
+@click.option("--gang-workers", type=int, default=4, show_default=True)
 @click.option("-v", "--verbose", count=True, help="More logging (-v info, -vv debug).")
 @click.pass_context
 def command(
@@ -174,6 +201,12 @@ def command(
     policy_timeout: int,
     policy_operations: str,
     karmada_interpreter: bool,
+    gangs: bool,
+    gang_scheduler: str,
+    gang_namespaces: tuple[str, ...],
+    gang_selector: str,
+    gang_scheduler_name: str | None,
+    gang_workers: int,
     verbose: int,
 ) -> None:
     """Run the Karta operator: reconcile Kartas (conditions Validated, CRDExists, Ready; index
@@ -189,6 +222,18 @@ def command(
     from workload_map.operator.engine import Engine
     from workload_map.operator.webhooks import AdmissionHandler, HTTPServerThread
 
+    gang_config = None
+    if gangs:
+        from workload_map.operator.gangs_config import GangConfig, GangConfigError
+
+        if not reconcile:
+            raise click.UsageError("--gangs needs the reconciler (drop --no-reconcile)")
+        try:
+            gang_config = GangConfig.build(
+                gang_scheduler, gang_namespaces, gang_selector, gang_scheduler_name, gang_workers
+            )
+        except GangConfigError as exc:
+            raise click.UsageError(str(exc)) from None
     session = _session()
     client = session.client()
     namespace = _namespace(session)
@@ -217,6 +262,7 @@ def command(
             validation_timeout=validation_timeout,
             claim_grace=claim_grace,
             resync=resync,
+            gangs=gang_config,
         )
 
     kueue_admission = _kueue_admission(client, engine, kueue_types) if kueue else None

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ..registry import NUMBER_TESTS, TYPE_TESTS
+
 Kind = Literal["value", "form", "untranslatable"]
 
 
@@ -159,22 +161,7 @@ LUA_BUILTINS: dict[tuple[str, int], Translation] = {
     ("env", 0): _form("env"),
     ("input_filename", 0): _form("input_filename"),
     ("have_literal_numbers", 0): _form("have_literal_numbers"),
-    **{
-        (name, 0): _form("type_filter")
-        for name in (
-            "values",
-            "nulls",
-            "booleans",
-            "numbers",
-            "strings",
-            "arrays",
-            "objects",
-            "iterables",
-            "scalars",
-            "finites",
-            "normals",
-        )
-    },
+    **{(name, 0): _form("type_filter") for name in (*TYPE_TESTS, *NUMBER_TESTS)},
     # refused, with the reason
     # a literal pattern within what Lua patterns express exactly (emit.lua_pattern); others refused
     ("test", 1): _form("test"),
