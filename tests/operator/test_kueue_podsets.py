@@ -12,10 +12,12 @@ import pytest
 import yaml
 
 from workload_map.catalog import get_definition
+from workload_map.model.definition import Karta
 from workload_map.operator.kueue_podsets import (
     FlavorNotFoundError,
     KueueAdmissionError,
     admit,
+    assigned_counts,
     phase,
     pod_set_infos,
     stop,
@@ -54,10 +56,14 @@ def _jobset(workers_spec: dict[str, Any] | None = None) -> dict[str, Any]:
 
 def _admitted(obj: dict[str, Any], flavors: dict[str, dict[str, str]]) -> dict[str, Any]:
     wl = render(plan_gangs(KARTA, obj), "kueue").objects[0]
+    # A full admission: each assignment's count is its podSet's (Kueue's flavorassigner).
+    counts = {ps["name"]: ps["count"] for ps in wl["spec"]["podSets"]}
     wl["status"] = {
         "admission": {
             "clusterQueue": "cq",
-            "podSetAssignments": [{"name": n, "flavors": f, "count": 1} for n, f in flavors.items()],
+            "podSetAssignments": [
+                {"name": n, "flavors": f, "count": counts.get(n, 1)} for n, f in flavors.items()
+            ],
         },
         "conditions": [{"type": "QuotaReserved", "status": "True"}, {"type": "Admitted", "status": "True"}],
     }
@@ -230,3 +236,122 @@ def test_hostile_admissions_are_refused(admission: dict[str, Any], message: str)
     wl = {"metadata": {"name": "w", "namespace": "ml"}, "status": {"admission": admission}}
     with pytest.raises(KueueAdmissionError, match=message):
         pod_set_infos(wl, FLAVORS)
+
+
+# --- partial admission (kueue keps/420-partial-admission) -----------------------------------------
+# A PyTorchJob as users create it (catalog lifecycle fixture) with an elasticPolicy: its workers
+# podSet gets count 3 and minCount 1, the master podSet count 1 and no minCount.
+PYTORCH_FIXTURE = FIXTURE.parents[1] / "kubeflow-org-pytorchjob-v1" / "created.yaml"
+_PT = get_definition("kubeflow.org/v1", "PyTorchJob")
+assert _PT is not None
+PYTORCH = _PT
+
+
+def _pytorchjob() -> dict[str, Any]:
+    obj: dict[str, Any] = copy.deepcopy(yaml.safe_load(PYTORCH_FIXTURE.read_text())["object"])
+    obj["spec"]["runPolicy"]["suspend"] = True
+    obj["spec"]["elasticPolicy"] = {"minReplicas": 1, "maxReplicas": 3}
+    obj["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "team-a"}
+    return obj
+
+
+def _partially_admitted(obj: dict[str, Any], counts: dict[str, Any]) -> dict[str, Any]:
+    wl = render(plan_gangs(PYTORCH, obj), "kueue").objects[0]
+    assert [(p["name"], p["count"], p.get("minCount")) for p in wl["spec"]["podSets"]] == [
+        ("master", 1, None),
+        ("worker", 3, 1),
+    ]
+    rows = []
+    for ps in wl["spec"]["podSets"]:
+        row: dict[str, Any] = {"name": ps["name"], "flavors": {"cpu": "flavor1"}}
+        if ps["name"] in counts:
+            row["count"] = counts[ps["name"]]
+        rows.append(row)
+    wl["status"] = {
+        "admission": {"clusterQueue": "cq", "podSetAssignments": rows},
+        "conditions": [{"type": "QuotaReserved", "status": "True"}, {"type": "Admitted", "status": "True"}],
+    }
+    return wl
+
+
+def _replicas(obj: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.get("replicas") for k, v in obj["spec"]["pytorchReplicaSpecs"].items()}
+
+
+def test_partial_admission_runs_with_the_admitted_count_and_stop_restores_it() -> None:
+    # KEP-420 Proposal: "the jobframework reconciler should provide the admitted pod counts to the
+    # parent job before unsuspending it ... In case the job gets suspended, the original pod counts
+    # should be restored"; Scenario A/B: a count between minCount and count is admitted.
+    obj = _pytorchjob()
+    wl = _partially_admitted(obj, {"master": 1, "worker": 2})
+    new = admit(PYTORCH, obj, plan_gangs(PYTORCH, obj), wl, FLAVORS).new_object
+    assert _replicas(new) == {"Master": 1, "Worker": 2}
+    assert new["spec"]["runPolicy"]["suspend"] is False
+    worker_spec = new["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert worker_spec["nodeSelector"] == {"f1l1": "f1v1", "f1l2": "f1v2"}  # flavors in the same write
+    assert [(m.task, m.desired_pods) for m in plan_gangs(PYTORCH, new).pod_sets] == [
+        ("master", 1),
+        ("worker", 2),
+    ]
+    # Admitting again while already at the admitted count writes the same object (idempotent).
+    again = copy.deepcopy(new)
+    again["spec"]["runPolicy"]["suspend"] = True
+    assert admit(PYTORCH, again, plan_gangs(PYTORCH, again), wl, FLAVORS).new_object == new
+
+    evicted = copy.deepcopy(wl)
+    evicted["status"]["conditions"].append({"type": "Evicted", "status": "True"})
+    back = stop(PYTORCH, new, plan_gangs(PYTORCH, new), evicted).new_object
+    assert _replicas(back) == {"Master": 1, "Worker": 3}
+    assert back == obj  # suspended, count and templates as the Workload's podSets hold them
+
+
+def test_an_assignment_without_count_admits_the_podset_count() -> None:
+    # KEP-420 Workload API, PodSetAssignment.count: "Value could be missing ... in that case
+    # spec.podSets[*].count value will be used".
+    obj = _pytorchjob()
+    wl = _partially_admitted(obj, {})
+    assert assigned_counts(wl) == {}
+    assert _replicas(admit(PYTORCH, obj, plan_gangs(PYTORCH, obj), wl, FLAVORS).new_object) == {
+        "Master": 1,
+        "Worker": 3,
+    }
+
+
+@pytest.mark.parametrize(
+    ("counts", "message"),
+    [
+        # KEP-420 Scenario C: a podSet is not shrunk below its minCount.
+        ({"worker": 0}, 'podSet "worker" is admitted with count 0, below its minCount 1'),
+        # KEP-420 Workload API, PodSet.minCount: "If not provided, partial admission for the
+        # current PodSet is not enabled".
+        (
+            {"master": 0},
+            r'podSet "master" is admitted with count 0, below its count 1 \(it has no minCount\)',
+        ),
+        # Partial admission only lowers a count (Kueue's flavorassigner searches below count).
+        ({"worker": 4}, 'podSet "worker" is admitted with count 4, above its count 3'),
+        # Hostile status values: checked, naming the field.
+        ({"worker": "2"}, r"podSetAssignments\[1\]\.count is not a whole number"),
+        ({"worker": -1}, r"podSetAssignments\[1\]\.count is not a whole number"),
+    ],
+)
+def test_refused_partial_admissions_write_nothing(counts: dict[str, Any], message: str) -> None:
+    obj = _pytorchjob()
+    before = copy.deepcopy(obj)
+    wl = _partially_admitted(obj, counts)
+    with pytest.raises(KueueAdmissionError, match=message):
+        admit(PYTORCH, obj, plan_gangs(PYTORCH, obj), wl, FLAVORS)
+    assert obj == before
+
+
+def test_a_component_the_definition_cannot_scale_is_refused() -> None:
+    # The count is written through the definition's scale write-back: a count expression that no
+    # field can make read the admitted number refuses, naming the podSet; nothing is written.
+    data = PYTORCH.model_dump(by_alias=True, exclude_none=True)
+    worker = next(c for c in data["spec"]["structureDefinition"]["childComponents"] if c["name"] == "worker")
+    worker["scaleDefinition"]["replicasPath"] = "3"
+    karta = Karta.model_validate(data)
+    obj = _pytorchjob()
+    wl = _partially_admitted(obj, {"worker": 2})
+    with pytest.raises(KueueAdmissionError, match=r'cannot scale podSet "worker" to 2: .*constant 3'):
+        admit(karta, obj, plan_gangs(karta, obj), wl, FLAVORS)

@@ -19,6 +19,14 @@ Kueue's rules, read from kubernetes-sigs/kueue (facts only):
   Workload's own ``spec.podSets``): the Workload's pod templates are the originals, copied from
   the workload before admission; ``podset.RestorePodSpec`` puts back their labels, annotations,
   node selector, tolerations and scheduling gates.
+* **Partial admission** (KEP-420; ``podset.FromAssignment`` takes ``Count`` from the assignment,
+  else the podSet's count; the batch Job integration runs with ``parallelism`` = that count and
+  ``RestorePodSetsInfo`` puts the podSet's own count back): an assigned count below the
+  Workload's podSet count, and not below its ``minCount``, is written through the definition's
+  scale write-back (:func:`~workload_map.resolve.scaling.scale`, what ``wmap scale`` does), in
+  the same write as the flavors; stop scales back to the Workload's ``spec.podSets`` count.
+  A count above the podSet's, below its ``minCount`` (or below the count of a podSet without
+  one), or for a component the definition cannot scale is refused: nothing is written.
 
 A podSet name the workload's plan does not have, or a plan podSet the admission does not assign
 (Kueue: "expecting N podset"), is a :class:`KueueAdmissionError`; nothing is written.
@@ -30,7 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from workload_map.errors import WriteBackError
+from workload_map.errors import WorkloadMapError, WriteBackError
 from workload_map.kube.schedulers import KUEUE_MAX_POD_SETS
 from workload_map.kube.validation import label_value_problem, qualified_name_problem
 from workload_map.resolve import writeback
@@ -43,8 +51,9 @@ from workload_map.resolve.edits import (
     SetPodLabels,
     Toleration,
 )
-from workload_map.resolve.gang_plan import GangPlan
+from workload_map.resolve.gang_plan import GangPlan, plan_gangs
 from workload_map.resolve.podedit import apply_edits
+from workload_map.resolve.scaling import scale
 
 Obj = dict[str, Any]
 Phase = Literal["pending", "admitted", "evicted"]
@@ -119,6 +128,66 @@ def assigned_flavors(wl: Mapping[str, Any]) -> dict[str, list[str]]:
             if flavor not in names:
                 names.append(flavor)
         out[row["name"]] = names
+    return out
+
+
+def assigned_counts(wl: Mapping[str, Any]) -> dict[str, int]:
+    """PodSet name -> the count its assignment admits, for the assignments that give one."""
+    status = wl.get("status")
+    admission = status.get("admission") if isinstance(status, Mapping) else None
+    rows = admission.get("podSetAssignments") if isinstance(admission, Mapping) else None
+    out: dict[str, int] = {}
+    for i, row in enumerate(rows[:KUEUE_MAX_POD_SETS] if isinstance(rows, list) else ()):
+        if not isinstance(row, Mapping) or "count" not in row or row.get("count") is None:
+            continue
+        count = row["count"]
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise KueueAdmissionError(
+                f"Workload {_name(wl)}: status.admission.podSetAssignments[{i}].count is not a "
+                f"whole number >= 0: {count!r}"
+            )
+        out[str(row.get("name"))] = count
+    return out
+
+
+def _spec_pod_sets(wl: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """PodSet name -> the Workload's own ``spec.podSets`` entry (the originals)."""
+    spec = wl.get("spec")
+    rows = spec.get("podSets") if isinstance(spec, Mapping) else None
+    return {
+        row["name"]: row
+        for row in (rows[:KUEUE_MAX_POD_SETS] if isinstance(rows, list) else ())
+        if isinstance(row, Mapping) and isinstance(row.get("name"), str)
+    }
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _partial_counts(wl: Mapping[str, Any], what: str) -> dict[str, int]:
+    """PodSet name -> the admitted count where it is below the podSet's own count (checked
+    against the podSet's count and ``minCount``)."""
+    originals = _spec_pod_sets(wl)
+    out: dict[str, int] = {}
+    for name, count in assigned_counts(wl).items():
+        row = originals.get(name)
+        full = _int(row.get("count")) if row is not None else None
+        if full is None or count == full:
+            continue
+        low = _int(row.get("minCount")) if row is not None else None
+        if count > full:
+            raise KueueAdmissionError(
+                f'Workload {_name(wl)}: podSet "{name}" is admitted with count {count}, above its '
+                f"count {full}; {what} is left suspended, nothing written"
+            )
+        if low is None or count < low:
+            bound = f"its minCount {low}" if low is not None else f"its count {full} (it has no minCount)"
+            raise KueueAdmissionError(
+                f'Workload {_name(wl)}: podSet "{name}" is admitted with count {count}, below {bound}; '
+                f"{what} is left suspended, nothing written"
+            )
+        out[name] = count
     return out
 
 
@@ -213,6 +282,40 @@ class _PodSet:
     template: Mapping[str, Any]
 
 
+def _scale_pod_sets(
+    definition: Definition, obj: Obj, plan: GangPlan, counts: Mapping[str, int], what: str
+) -> Obj:
+    """``obj`` with each podSet named in ``counts`` at that many pods, through the definition's
+    scale write-back (one write per component; its other instances keep their counts). Refused,
+    naming the podSet, when the definition cannot write it or the podSet would not read it."""
+    if not counts:
+        return obj
+    new = obj
+    members = [m for m in plan.pod_sets if m.pod_template is not None]
+    for component in dict.fromkeys(m.component for m in members if m.task in counts):
+        wanted = {
+            m.instance_id: counts.get(m.task, m.desired_pods) for m in members if m.component == component
+        }
+        try:
+            new = scale(definition, new, component, wanted).new_object
+        except WorkloadMapError as exc:
+            names = ", ".join(f'podSet "{m.task}" to {counts[m.task]}' for m in members if m.task in counts)
+            raise KueueAdmissionError(f"{what}: cannot scale {names}: {exc}; nothing written") from exc
+    try:
+        after = {m.task: m.desired_pods for m in plan_gangs(definition, new).pod_sets}
+    except WorkloadMapError as exc:
+        raise KueueAdmissionError(
+            f"{what}: the scaled workload has no gang plan: {exc}; nothing written"
+        ) from exc
+    for name, count in counts.items():
+        if after.get(name) != count:
+            raise KueueAdmissionError(
+                f'{what}: podSet "{name}" reads {after.get(name)} pods after scaling to {count} (the '
+                "definition's count is not the podSet's); nothing written"
+            )
+    return new
+
+
 def _pod_sets(plan: GangPlan) -> dict[str, _PodSet]:
     """PodSet name -> where its template is, as the Kueue renderer names podSets."""
     return {
@@ -235,8 +338,9 @@ def admit(
     wl: Mapping[str, Any],
     flavors: Mapping[str, Mapping[str, Any]],
 ) -> writeback.Change:
-    """Write the admitted flavors' node labels and tolerations into every podSet's pod template
-    and resume the workload (``plan`` is ``obj``'s gang plan)."""
+    """Write the admitted counts (partial admission) and the admitted flavors' node labels and
+    tolerations into every podSet's pod template and resume the workload, in one change (``plan``
+    is ``obj``'s gang plan)."""
     infos = pod_set_infos(wl, flavors)
     sets = _pod_sets(plan)
     what = f"{plan.kind} {plan.namespace}/{plan.name}"
@@ -253,6 +357,7 @@ def admit(
             f"(not assigned: {', '.join(missing)}); nothing written"
         )
     new: Obj = dict(obj)
+    new = _scale_pod_sets(definition, new, plan, _partial_counts(wl, what), what)
     for name, info in infos.items():
         ps = sets[name]
         spec = _spec(ps.template)
@@ -298,9 +403,18 @@ def _restore_map(
 def stop(
     definition: Definition, obj: Mapping[str, Any], plan: GangPlan, wl: Mapping[str, Any]
 ) -> writeback.Change:
-    """Suspend the workload and put back each podSet template's labels, annotations, node
-    selector, tolerations and scheduling gates as the Workload's ``spec.podSets`` hold them."""
+    """Suspend the workload and put back each podSet's count and its template's labels,
+    annotations, node selector, tolerations and scheduling gates as the Workload's
+    ``spec.podSets`` hold them."""
     new: Obj = writeback.suspend(definition, obj).new_object
+    spec_rows = _spec_pod_sets(wl)
+    restore: dict[str, int] = {}
+    for m in plan.pod_sets:
+        row = spec_rows.get(m.task)
+        full = _int(row.get("count")) if row is not None else None
+        if full is not None and m.pod_template is not None and m.desired_pods != full:
+            restore[m.task] = full
+    new = _scale_pod_sets(definition, new, plan, restore, f"{plan.kind} {plan.namespace}/{plan.name}")
     spec = wl.get("spec")
     rows = spec.get("podSets") if isinstance(spec, Mapping) else None
     originals: dict[str, Mapping[str, Any]] = {}
@@ -349,6 +463,7 @@ __all__ = [
     "Phase",
     "PodSetInfo",
     "admit",
+    "assigned_counts",
     "assigned_flavors",
     "phase",
     "pod_set_infos",
