@@ -544,3 +544,66 @@ def test_one_version_per_kind(kube: KubeTestClient, client: KubeClient, namespac
         assert held["metadata"]["uid"] == made["metadata"]["uid"]
     finally:
         ctl.stop()
+
+
+def test_partial_admission_scales_and_eviction_restores(
+    kube: KubeTestClient, client: KubeClient, queues: tuple[str, str], namespace: str
+) -> None:
+    """Partial admission (kueue keps/420-partial-admission): a PyTorchJob (catalog lifecycle
+    fixture, with an elasticPolicy, so its workers podSet has minCount) admitted with fewer workers
+    runs with that many (written through the definition's replicasPath), and gets its own count
+    back when evicted. The admission is Kueue's status write with podSetAssignments[].count below
+    the podSet's count, as the flavorassigner leaves it after shrinking (KEP-420 Scenario A)."""
+    on_demand, _ = queues
+    _local_queue(kube, namespace, on_demand.removeprefix("on-demand-"))
+    doc = yaml.safe_load((LIFECYCLE / "kubeflow-org-pytorchjob-v1" / "created.yaml").read_text())
+    obj: dict[str, Any] = copy.deepcopy(doc["object"])
+    for key in ("uid", "creationTimestamp", "generation"):
+        obj["metadata"].pop(key, None)
+    obj.pop("status", None)
+    obj["metadata"].update(namespace=namespace, name="elastic", labels={QUEUE_LABEL: "team-a"})
+    obj["spec"]["elasticPolicy"] = {"minReplicas": 1, "maxReplicas": 3}
+    ctl = KueueAdmission(
+        client, [_entry("kubeflow.org/v1", "PyTorchJob")], workers=1, resync=3600, crd_check_interval=3600
+    ).start()
+    try:
+        _wait_running(ctl)
+        job = kube.create(obj)
+
+        def replicas(o: dict[str, Any]) -> tuple[int, bool]:
+            return o["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"], o["spec"]["runPolicy"]["suspend"]
+
+        wl = _wait(kube, lambda: _get(kube, namespace, "pytorchjob-elastic"))
+        assert [(p["name"], p["count"], p.get("minCount")) for p in wl["spec"]["podSets"]] == [
+            ("master", 1, None),
+            ("worker", 3, 1),
+        ]
+        _wait(kube, lambda: replicas(kube.get_obj(job)) == (3, True))
+
+        flavors = {"cpu": on_demand, "nvidia.com/gpu": on_demand}
+        kube.set_status(
+            wl,
+            {
+                "admission": {
+                    "clusterQueue": "cluster-queue",
+                    "podSetAssignments": [
+                        {"name": "master", "flavors": flavors, "count": 1},
+                        {"name": "worker", "flavors": flavors, "count": 2},
+                    ],
+                },
+                "conditions": [
+                    _condition("QuotaReserved", "True", "QuotaReserved", "Quota reserved"),
+                    _condition("Admitted", "True", "Admitted", "The workload is admitted"),
+                ],
+            },
+        )
+        running = _wait(kube, lambda: replicas(o := kube.get_obj(job)) == (2, False) and o)
+        worker = running["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+        assert worker["nodeSelector"] == {"instance-type": "on-demand"}
+        assert ctl.problems() == {}
+
+        _evict(kube, kube.get_obj(wl))
+        _wait(kube, lambda: replicas(kube.get_obj(job)) == (3, True))
+        assert ctl.problems() == {}
+    finally:
+        ctl.stop()
