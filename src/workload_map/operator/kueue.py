@@ -10,9 +10,10 @@ integrations read it):
 3. no Workload: create the one :mod:`workload_map.resolve.schedulers` renders for Kueue (podSets
    per pod template, owner reference to the workload, so it is garbage-collected with it);
 4. Workload admitted: write the admitted ResourceFlavors' node labels and tolerations into each
-   podSet's pod template and resume, in one write;
-5. Workload evicted, or admission gone while running: suspend and restore the templates from the
-   Workload's podSets (the originals);
+   podSet's pod template, the admitted counts of a partial admission (the definition's scale
+   write-back), and resume, in one write;
+5. Workload evicted, or admission gone while running: suspend and restore the counts and the
+   templates from the Workload's podSets (the originals);
 6. pending and the podSets no longer match the workload (scaled while waiting): the Workload is
    deleted and created again, as Kueue does for a job that is no longer equivalent.
 
@@ -20,8 +21,9 @@ Kueue's CRDs missing: one warning, then a check every ``crd_check_interval`` sec
 tight loop); nothing is watched or written until they are served. Writes carry the object's
 resourceVersion (:func:`~workload_map.cluster.writes.write_change`); a failing key is retried with
 backoff, then after ``retry_after`` seconds. Problems that only a change can fix (a podSet name
-the workload does not have, a node selector conflict, a type that cannot suspend, a Workload owned
-by another object) are reported once per workload and message, not retried.
+the workload does not have, a node selector conflict, an admitted count outside the podSet's
+``minCount``..``count`` or one the definition cannot write, a type that cannot suspend, a Workload
+owned by another object) are reported once per workload and message, not retried.
 
 This module carries its own small per-workload loop (informers -> de-duplicating queue -> workers,
 leader-gated); the gang controller has one of the same shape.
