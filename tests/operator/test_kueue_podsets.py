@@ -344,14 +344,32 @@ def test_refused_partial_admissions_write_nothing(counts: dict[str, Any], messag
     assert obj == before
 
 
-def test_a_component_the_definition_cannot_scale_is_refused() -> None:
-    # The count is written through the definition's scale write-back: a count expression that no
-    # field can make read the admitted number refuses, naming the podSet; nothing is written.
+def _constant_worker_count() -> Karta:
+    """PyTorchJob's definition with a worker count no field can change (the constant 3)."""
     data = PYTORCH.model_dump(by_alias=True, exclude_none=True)
     worker = next(c for c in data["spec"]["structureDefinition"]["childComponents"] if c["name"] == "worker")
     worker["scaleDefinition"]["replicasPath"] = "3"
-    karta = Karta.model_validate(data)
+    return Karta.model_validate(data)
+
+
+def test_a_component_the_definition_cannot_scale_is_refused() -> None:
+    # The count is written through the definition's scale write-back: a count expression that no
+    # field can make read the admitted number refuses, naming the podSet; nothing is written.
+    karta = _constant_worker_count()
     obj = _pytorchjob()
     wl = _partially_admitted(obj, {"worker": 2})
     with pytest.raises(KueueAdmissionError, match=r'cannot scale podSet "worker" to 2: .*constant 3'):
         admit(karta, obj, plan_gangs(karta, obj), wl, FLAVORS)
+
+
+def test_stop_suspends_even_when_the_count_cannot_be_restored() -> None:
+    # jobframework stopJob suspends first: eviction is never held up by the count. Here the
+    # Workload's worker count (5) is one the definition cannot write (its count is the constant 3).
+    karta = _constant_worker_count()
+    obj = _pytorchjob()
+    obj["spec"]["runPolicy"]["suspend"] = False
+    wl = _partially_admitted(_pytorchjob(), {})
+    wl["spec"]["podSets"][1]["count"] = 5
+    new = stop(karta, obj, plan_gangs(karta, obj), wl).new_object
+    assert new["spec"]["runPolicy"]["suspend"] is True
+    assert _replicas(new) == _replicas(obj)

@@ -24,7 +24,8 @@ Kueue's rules, read from kubernetes-sigs/kueue (facts only):
   ``RestorePodSetsInfo`` puts the podSet's own count back): an assigned count below the
   Workload's podSet count, and not below its ``minCount``, is written through the definition's
   scale write-back (:func:`~workload_map.resolve.scaling.scale`, what ``wmap scale`` does), in
-  the same write as the flavors; stop scales back to the Workload's ``spec.podSets`` count.
+  the same write as the flavors; stop scales back to the Workload's ``spec.podSets`` count (a
+  count it cannot write back is logged, and the workload is suspended all the same).
   A count above the podSet's, below its ``minCount`` (or below the count of a podSet without
   one), or for a component the definition cannot scale is refused: nothing is written.
 
@@ -34,6 +35,7 @@ A podSet name the workload's plan does not have, or a plan podSet the admission 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -54,6 +56,8 @@ from workload_map.resolve.edits import (
 from workload_map.resolve.gang_plan import GangPlan, plan_gangs
 from workload_map.resolve.podedit import apply_edits
 from workload_map.resolve.scaling import scale
+
+log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 Phase = Literal["pending", "admitted", "evicted"]
@@ -414,7 +418,13 @@ def stop(
         full = _int(row.get("count")) if row is not None else None
         if full is not None and m.pod_template is not None and m.desired_pods != full:
             restore[m.task] = full
-    new = _scale_pod_sets(definition, new, plan, restore, f"{plan.kind} {plan.namespace}/{plan.name}")
+    try:
+        new = _scale_pod_sets(definition, new, plan, restore, f"{plan.kind} {plan.namespace}/{plan.name}")
+    except KueueAdmissionError as exc:
+        # Stopping must not wait on the count: the workload is suspended and its templates
+        # restored; a count left changed makes the pending Workload be replaced (step 6 of the
+        # controller), as when the workload is scaled while queued.
+        log.warning("%s; suspended without restoring the count", exc)
     spec = wl.get("spec")
     rows = spec.get("podSets") if isinstance(spec, Mapping) else None
     originals: dict[str, Mapping[str, Any]] = {}
