@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import socket
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -174,6 +175,82 @@ def test_expired_continue_token_relists_once_and_dedupes() -> None:
     calls.clear()
     uids = [i["metadata"]["uid"] for i in client.list_items("/x", limit=2)]
     assert uids == ["a", "b", "c"]
+
+
+def test_the_next_page_is_asked_for_while_the_caller_holds_this_one() -> None:
+    """One page ahead, never more: while the caller holds page k the request for page k+1 is sent
+    (the API server encodes it meanwhile), not the one for k+2."""
+    asked: list[str] = []
+    arrived = {n: threading.Event() for n in range(1, 5)}
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        n = int(req.url.params.get("continue") or 0) + 1
+        asked.append(str(n))
+        arrived[n].set()
+        more = {"continue": str(n)} if n < 4 else {}
+        return httpx.Response(200, json={"metadata": more, "items": [{"metadata": {"uid": f"u{n}"}}]})
+
+    held: list[tuple[int, list[str]]] = []
+    for k, page in enumerate(make(handler).list("/x", limit=1), start=1):
+        assert page["items"] == [{"metadata": {"uid": f"u{k}"}}]
+        if k < 4:
+            assert arrived[k + 1].wait(30), f"page {k + 1} was not asked for while page {k} was held"
+        held.append((k, list(asked)))
+    assert held == [
+        (1, ["1", "2"]),
+        (2, ["1", "2", "3"]),
+        (3, ["1", "2", "3", "4"]),
+        (4, ["1", "2", "3", "4"]),
+    ]
+
+
+def test_a_page_asked_for_ahead_that_expired_relists_on_the_callers_thread() -> None:
+    """The 410 of the page asked for ahead is handled as a 410 of a page asked for in turn: the
+    list starts over once, ``on_relist`` is called on the caller's thread, nothing is lost."""
+    calls: list[str] = []
+    gone = threading.Event()
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        token = req.url.params.get("continue") or ""
+        calls.append(token)
+        if token == "t1" and calls.count("t1") == 1:
+            gone.set()
+            return status(410, "Expired", "The provided continue parameter is too old")
+        if not token:
+            return httpx.Response(
+                200, json={"metadata": {"continue": "t1"}, "items": [{"metadata": {"uid": "a"}}]}
+            )
+        return httpx.Response(200, json={"metadata": {}, "items": [{"metadata": {"uid": "b"}}]})
+
+    notes: list[tuple[str, str]] = []
+    uids: list[str] = []
+    client = make(handler)
+    for item in client.list_items(
+        "/x", limit=1, on_relist=lambda m: notes.append((threading.current_thread().name, m))
+    ):
+        if not uids:
+            assert gone.wait(30)  # the second page's request expired while the caller held the first
+        uids.append(item["metadata"]["uid"])
+    assert calls == ["", "t1", "", "t1"]
+    assert uids == ["a", "b"]
+    assert [thread for thread, _ in notes] == [threading.current_thread().name]
+    assert "expired while paging" in notes[0][1]
+
+
+def test_one_page_at_a_time_when_asked() -> None:
+    """``list_ahead=False``: the next page is asked for only when the caller asks for it."""
+    asked: list[str] = []
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        n = int(req.url.params.get("continue") or 0) + 1
+        asked.append(str(n))
+        more = {"continue": str(n)} if n < 3 else {}
+        return httpx.Response(200, json={"metadata": more, "items": []})
+
+    config = ClusterConfig(server="https://k8s.test", token="tok")
+    client = KubeClient(config, transport=httpx.MockTransport(handler), list_ahead=False)
+    held = [list(asked) for _page in client.list("/x", limit=1)]
+    assert held == [["1"], ["1", "2"], ["1", "2", "3"]]
 
 
 def test_second_expiry_is_raised() -> None:

@@ -252,7 +252,32 @@ def test_pages_of_tiny_objects_stop_at_the_object_ceiling(fake: FakeApiServer) -
 
 def test_a_list_stops_at_its_time_ceiling(fake: FakeApiServer) -> None:
     """Each page costs 40 s of the client's (fake) clock: a 100 s list ceiling stops the third
-    while it is read (its request had 20 s left)."""
+    while it is read (its request had 20 s left). One page at a time (``list_ahead=False``): the
+    consumer moves the same fake clock, which a request sent ahead would see move under it."""
+    now = [1000.0]
+
+    def slow(seen: Seen) -> Reply:
+        now[0] += 40.0
+        n = int(seen.param("continue") or 0) + 1
+        return Reply.json(pod_list([pod(f"p{n}")], cont=str(n)))
+
+    fake.on("GET", PODS, slow)
+    with client(fake, max_list_seconds=100.0, clock=lambda: now[0], list_ahead=False) as kube:
+        seen: list[str] = []
+        with pytest.raises(ConnectionFailedError) as info:
+            for item in kube.list_items(PODS):
+                seen.append(item["metadata"]["name"])
+                now[0] += 500.0  # the consumer's own time between pages does not count
+    assert str(info.value) == (
+        f"GET {PODS}?limit=500&continue=2 on {fake.url}: the list took more than 100s of requests "
+        "(MAX_LIST_SECONDS); it was stopped at page 3"
+    )
+    assert seen == ["p1", "p2"] and len(fake.seen(PODS)) == 3
+
+
+def test_a_list_asking_one_page_ahead_stops_at_the_same_time_ceiling(fake: FakeApiServer) -> None:
+    """As above with the next page asked for while the caller holds this one (the default): the
+    third page's request is sent with the 20 s left and stopped there, and no fourth is sent."""
     now = [1000.0]
 
     def slow(seen: Seen) -> Reply:
@@ -266,7 +291,6 @@ def test_a_list_stops_at_its_time_ceiling(fake: FakeApiServer) -> None:
         with pytest.raises(ConnectionFailedError) as info:
             for item in kube.list_items(PODS):
                 seen.append(item["metadata"]["name"])
-                now[0] += 500.0  # the consumer's own time between pages does not count
     assert str(info.value) == (
         f"GET {PODS}?limit=500&continue=2 on {fake.url}: the list took more than 100s of requests "
         "(MAX_LIST_SECONDS); it was stopped at page 3"

@@ -6,7 +6,9 @@ Design points:
 - Paging: :meth:`KubeClient.list` yields pages (``limit`` = chunk size, default 500; ``0`` = one request)
   following ``continue`` tokens. If a continue token expires (410 Gone) the list restarts from the
   beginning once and ``on_relist`` is told: pages yielded before the restart may repeat objects, so
-  consumers must deduplicate by ``metadata.uid`` (:meth:`KubeClient.list_items` does).
+  consumers must deduplicate by ``metadata.uid`` (:meth:`KubeClient.list_items` does). The next page
+  is asked for while the consumer handles the current one (one page ahead, on a helper thread), so
+  the API server encodes a page while we decode the previous one; ``list_ahead=False`` turns it off.
 - Retries: 429 and 503 always (the API server rejected the request before acting on it), 500/502/504,
   read timeouts and dropped connections only for idempotent requests (GET, HEAD, PUT, DELETE, apply),
   a refused connection once. Exponential backoff with full jitter, ``Retry-After`` honoured (capped),
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import builtins
 import errno
+import functools
 import random
 import socket
 import ssl
@@ -195,6 +198,7 @@ class KubeClient:
         max_list_pages: int = MAX_LIST_PAGES,
         max_list_seconds: float = MAX_LIST_SECONDS,
         max_list_items: int = MAX_LIST_ITEMS,
+        list_ahead: bool = True,
         on_warning: Callable[[str], None] | None = None,
         user_agent: str | None = None,
     ) -> None:
@@ -211,6 +215,8 @@ class KubeClient:
         self.max_list_pages = max(1, max_list_pages)
         self.max_list_seconds = max_list_seconds
         self.max_list_items = max_list_items
+        #: request a list's next page while its caller handles the current one (see :meth:`list`)
+        self.list_ahead = list_ahead
         self.on_warning = on_warning
         self.user_agent = user_agent or f"wmap/{__version__} (python; httpx)"
         self._transport = transport
@@ -588,6 +594,12 @@ class KubeClient:
         the byte or value ceiling is asked for again with half the ``limit`` (down to 1; the pages
         after it double back up to ``limit``); a list is stopped after :data:`MAX_LIST_PAGES`
         pages, :data:`MAX_LIST_ITEMS` objects or :data:`MAX_LIST_SECONDS` of requests.
+
+        With ``list_ahead`` (the client's default) the next page is requested on a helper thread as
+        soon as this one is in, while the caller handles it: the API server reads and encodes one
+        page while the caller decodes and transforms the other (one page ahead, never more; the
+        same requests and ceilings as one page at a time, and ``on_relist`` is called from the
+        caller's thread).
         """
         base: dict[str, Any] = {
             "labelSelector": label_selector or None,
@@ -601,6 +613,7 @@ class KubeClient:
         items = 0
         spent = 0.0  # seconds spent in this list's requests
         where = self.where("GET", path)
+        ahead: _PageAhead | None = None  # the next page's request, sent while the caller has this one
         while True:
             if pages >= self.max_list_pages:
                 raise ApiError(
@@ -613,21 +626,20 @@ class KubeClient:
                 )
             pages += 1
             left = self.max_list_seconds - spent
-            why = (
-                f"the list took more than {self.max_list_seconds:g}s of requests "
-                f"(MAX_LIST_SECONDS); it was stopped at page {pages}"
-            )
+            why = _list_too_long(self.max_list_seconds, pages)
             if left <= 0:
                 raise ConnectionFailedError(f"{where}: {why}", server=self.config.server)
-            params = dict(base)
-            if limit > 0:
-                params["limit"] = limit
-            if token:
-                params["continue"] = token
-                params["resourceVersion"] = None  # not allowed together with continue
-            started = self._clock()
+            params = _page_params(base, limit, token)
+            if ahead is not None and ahead.params == params:
+                outcome, took = ahead.result()
+            else:
+                outcome, took = self._list_page(path, params, left, why)
+            ahead = None
+            spent += took
             try:
-                page = self.get(path, params, until=self.deadline(left, why))
+                if isinstance(outcome, Exception):
+                    raise outcome
+                page = outcome
             except GoneError as exc:
                 if token is None or relisted:
                     raise
@@ -641,8 +653,6 @@ class KubeClient:
                     raise
                 limit //= 2  # a page over a ceiling: ask for the same page in halves
                 continue
-            finally:
-                spent += self._clock() - started
             limit = min(requested, limit * 2)  # after a halving, back up page by page
             if page.get("items") is None:
                 page["items"] = []
@@ -655,10 +665,29 @@ class KubeClient:
                     method="GET",
                     path=path,
                 )
-            yield page
             token = (page.get("metadata") or {}).get("continue") or None
+            left = self.max_list_seconds - spent
+            if token and self.list_ahead and pages < self.max_list_pages and left > 0:
+                # The API server reads and encodes the next page while the caller decodes this one;
+                # the next loop takes it if it asks for the same page (it does unless this one
+                # failed), so every ceiling above applies to it as to any page.
+                nxt = _page_params(base, limit, token)
+                why = _list_too_long(self.max_list_seconds, pages + 1)
+                ahead = _PageAhead(nxt, functools.partial(self._list_page, path, nxt, left, why))
+            yield page
             if not token:
                 return
+
+    def _list_page(
+        self, path: str, params: dict[str, Any], left: float, why: str
+    ) -> tuple[dict[str, Any] | Exception, float]:
+        """One list page within ``left`` seconds (``why``: the error text past them), or the error
+        it ended in, with the seconds it took."""
+        started = self._clock()
+        try:
+            return self.get(path, params, until=self.deadline(left, why)), self._clock() - started
+        except Exception as exc:  # handed to the list's loop, which raises or handles it
+            return exc, self._clock() - started
 
     def list_items(
         self,
@@ -936,3 +965,49 @@ def _watch_event(line: bytes, path: str) -> WatchEvent | None:
         cls = _ERROR_TYPES.get(code, ApiError)
         raise cls(code, str(obj.get("reason") or ""), str(obj.get("message") or "watch error"), path=path)
     return WatchEvent(str(kind), obj)
+
+
+def _page_params(base: Mapping[str, Any], limit: int, token: str | None) -> dict[str, Any]:
+    """The query of one list page."""
+    params = dict(base)
+    if limit > 0:
+        params["limit"] = limit
+    if token:
+        params["continue"] = token
+        params["resourceVersion"] = None  # not allowed together with continue
+    return params
+
+
+def _list_too_long(seconds: float, page: int) -> str:
+    return (
+        f"the list took more than {seconds:g}s of requests (MAX_LIST_SECONDS); it was stopped at page {page}"
+    )
+
+
+class _PageAhead:
+    """A list page requested on a helper thread while the caller handles the previous page (one
+    page ahead, never more). Its outcome is taken with :meth:`result`; a list abandoned meanwhile
+    leaves the request to finish within its own deadline, and its page to be dropped."""
+
+    def __init__(
+        self, params: dict[str, Any], fetch: Callable[[], tuple[dict[str, Any] | Exception, float]]
+    ) -> None:
+        self.params = params
+        self._done = threading.Event()
+        self._outcome: tuple[dict[str, Any] | Exception, float] = (
+            ConnectionFailedError("the list's next page was not fetched"),
+            0.0,
+        )
+        threading.Thread(target=self._run, args=(fetch,), name="wmap-list-ahead", daemon=True).start()
+
+    def _run(self, fetch: Callable[[], tuple[dict[str, Any] | Exception, float]]) -> None:
+        try:
+            self._outcome = fetch()
+        finally:
+            self._done.set()
+
+    def result(self) -> tuple[dict[str, Any] | Exception, float]:
+        """The page or the error it ended in, and its seconds (waits at most the request's own
+        deadline: the request is bounded by the list's seconds left)."""
+        self._done.wait()
+        return self._outcome
