@@ -14,8 +14,9 @@ Flow:
   :func:`chain_kinds`). Stores are indexed by owner-reference uid.
 - **Events** only enqueue keys (informer threads stay fast): a workload's own key, and for pods and
   owners the covered ancestors found by climbing controller owner references through the stores.
-  Until the pods' first list is in, nothing is rendered; then every workload is, once, with all of
-  its pods (see :meth:`Exporter._await_pods`).
+  Until the first lists of the pods and of the owner kinds are in, nothing is rendered; then every
+  top-level workload is, once, with all of its pods (see :meth:`Exporter._await_pods`). Unsharded,
+  the pods are listed beside the owner kinds; sharded, after them (see :meth:`Exporter._start_pods`).
 - **Workers** take a workload key, keep it only when it is top-level (no covered kind in its
   controller-owner chain, upstream's ``get --all-types`` rule), collect its pods top-down from the
   owner indexes, resolve it (cached per resourceVersion), attribute the pods
@@ -318,8 +319,9 @@ class Exporter:
                 )
             )
             self._pod_informers.append(inf)
-        # The pods are listed once the owner kinds are (see _start_pods): their chains are then in
-        # the stores, so a pod of another shard is stubbed on arrival, never held whole.
+        # The pods are listed after the first discovery; sharded, once the owner kinds are (see
+        # _start_pods): their chains are then in the stores, so a pod of another shard is dropped on
+        # arrival, never held whole.
         self._thread = threading.Thread(target=self._discovery_loop, name="wmap-discovery", daemon=True)
         self._thread.start()
         return self
@@ -389,45 +391,67 @@ class Exporter:
 
     # ------------------------------------------------------------------------------- discovery
 
+    def _owner_informers(self) -> list[Informer]:
+        """The informers of the watched kinds (workload and intermediate owner kinds; not pods)."""
+        with self._lock:
+            return [i for k in self.kinds.values() if k.id != POD_KIND for i in k.informers]
+
+    def _wait_listed(self, informers: Callable[[], list[Informer]], deadline: float) -> bool:
+        """Wait until each of ``informers()`` has listed once (or its list failed) or ``deadline``
+        (monotonic) passed; ``False`` when the exporter was stopped meanwhile."""
+        while not self._stop.is_set():
+            pending = [i for i in informers() if not i.has_synced() and not i.stats.list_errors]
+            if not pending or time.monotonic() > deadline:
+                return True
+            pending[0].wait_for_sync(0.1)
+        return False
+
     def _start_pods(self) -> None:
-        """Start the pod informers after the first discovery, once the owner kinds' informers have
-        synced or POD_START_WAIT seconds have passed (a kind that never syncs must not hold the pods)."""
-        deadline = time.monotonic() + POD_START_WAIT
-        while not self._stop.is_set() and time.monotonic() < deadline:
-            with self._lock:
-                kinds = [i for k in self.kinds.values() if k.id != POD_KIND for i in k.informers]
-            if all(i.has_synced() for i in kinds):
-                break
-            self._stop.wait(0.1)
+        """Start the pod informers after the first discovery. Sharded, once the owner kinds'
+        informers have synced (or POD_START_WAIT seconds have passed: a kind that never syncs must
+        not hold the pods): the chains are then in the stores, so a pod of another shard is
+        dropped on arrival, never held whole. Unsharded every pod is kept: the pods are listed
+        beside the owner kinds at once (the API server sends one list while we take in another)."""
+        if self.shard.sharded:
+            deadline = time.monotonic() + POD_START_WAIT
+            while not self._stop.is_set() and time.monotonic() < deadline:
+                if all(i.has_synced() for i in self._owner_informers()):
+                    break
+                self._stop.wait(0.1)
         for inf in self._pod_informers:
             inf.start()
         self._pods_started = True
         threading.Thread(target=self._await_pods, name="wmap-pods-synced", daemon=True).start()
 
     def _await_pods(self) -> None:
-        """Open the gate once the pods' first list is in: every workload is then rendered once with
-        all its pods. Rendering while the list arrived rendered each workload two or three times
-        (without pods, with some, with all) and climbed every pod's owner chain to enqueue it. A
-        pod list that fails, or takes longer than POD_SYNC_WAIT, opens it too (rendered as before)."""
+        """Open the gate once the pods' first list and the owner kinds' are in: every workload is
+        then rendered once with all its pods (its owner chain in the stores, so a pod under a Job
+        is never taken for a workload of its own). Rendering while the list arrived rendered each
+        workload two or three times (without pods, with some, with all) and climbed every pod's
+        owner chain to enqueue it. A list that fails, or takes longer than POD_SYNC_WAIT, opens it
+        too (rendered as before)."""
         deadline = time.monotonic() + POD_SYNC_WAIT
-        for inf in self._pod_informers:
-            while not inf.wait_for_sync(0.2) and not inf.stats.list_errors:
-                if self._stop.is_set():
-                    return
-                if time.monotonic() > deadline:
-                    log.warning("pods not listed after %.0fs: rendering workloads meanwhile", POD_SYNC_WAIT)
-                    break
+        if not self._wait_listed(lambda: list(self._pod_informers), deadline):
+            return
+        if not self._wait_listed(self._owner_informers, deadline):
+            return
+        if time.monotonic() > deadline:
+            log.warning("pods not listed after %.0fs: rendering workloads meanwhile", POD_SYNC_WAIT)
         self._pods_synced.set()
         self._enqueue_all()
 
     def _enqueue_all(self) -> None:
-        """Every stored object of the rendering kinds (pods too when a definition covers them)."""
+        """Every top-level stored object of the rendering kinds (pods too when a definition covers
+        them). Nothing is rendered before this, so an object under a covered owner (a Job of a
+        JobSet, the pods of a Job: most of them) has nothing to drop and is not queued; its
+        top-level owner renders it."""
         with self._lock:
             kinds = [k for k in self.kinds.values() if k.renders]
         for wk in kinds:
             for inf in wk.informers:
-                for namespace, name in inf.store:
-                    self.queue.add((wk.id, namespace, name))
+                for obj in inf.store.list():
+                    if self._top_level(obj):
+                        self.queue.add((wk.id, namespace_of(obj), name_of(obj)))
 
     def _discovery_loop(self) -> None:
         while not self._stop.is_set():
