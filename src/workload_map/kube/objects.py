@@ -32,8 +32,10 @@ KARTA_RESOURCE = f"{KARTA_PLURAL}.{KARTA_GROUP}"
 
 def meta(obj: Any) -> Mapping[str, Any]:
     """``obj.metadata`` (``{}`` when absent or not an object)."""
-    m = obj.get("metadata") if isinstance(obj, Mapping) else None
-    return m if isinstance(m, Mapping) else {}
+    # dict first: a plain type check; the Mapping ABC check (5x slower, millions of calls in the
+    # exporter at scale) only for other mappings
+    m = obj.get("metadata") if isinstance(obj, (dict, Mapping)) else None
+    return m if isinstance(m, (dict, Mapping)) else {}
 
 
 def _text(obj: Any, key: str) -> str:
@@ -91,7 +93,7 @@ def annotations_of(obj: Any) -> dict[str, str]:
 def owner_refs(obj: Any) -> list[OwnerReference]:
     """``metadata.ownerReferences`` entries that are objects, in order."""
     refs = meta(obj).get("ownerReferences")
-    return [r for r in refs if isinstance(r, Mapping)] if isinstance(refs, list) else []
+    return [r for r in refs if isinstance(r, (dict, Mapping))] if isinstance(refs, list) else []
 
 
 def controller_ref(obj: Any) -> OwnerReference | None:

@@ -31,11 +31,11 @@ NODE_LOST = "NodeLost"
 
 
 def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, (dict, Mapping)) else {}
 
 
 def _list(value: Any) -> list[Mapping[str, Any]]:
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+    return [v for v in value if isinstance(v, (dict, Mapping))] if isinstance(value, list) else []
 
 
 def _str(value: Any) -> str:

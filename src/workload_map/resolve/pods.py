@@ -50,8 +50,8 @@ from workload_map.resolve.resources import EMPTY_TOTALS, ResourceTotals, pod_spe
 
 
 def _meta(obj: Any) -> Mapping[str, Any]:
-    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
-    return meta if isinstance(meta, Mapping) else {}
+    meta = obj.get("metadata") if isinstance(obj, (dict, Mapping)) else None
+    return meta if isinstance(meta, (dict, Mapping)) else {}
 
 
 def _str(value: Any) -> str | None:
@@ -250,10 +250,10 @@ class PodAttribution:
 
 def _conditions(pod: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     status = pod.get("status")
-    conds = status.get("conditions") if isinstance(status, Mapping) else None
+    conds = status.get("conditions") if isinstance(status, (dict, Mapping)) else None
     out: dict[str, Mapping[str, Any]] = {}
     for c in conds if isinstance(conds, list) else ():
-        if isinstance(c, Mapping) and isinstance(c.get("type"), str):
+        if isinstance(c, (dict, Mapping)) and isinstance(c.get("type"), str):
             out[c["type"]] = c
     return out
 
@@ -262,9 +262,9 @@ def pod_status(pod: Mapping[str, Any]) -> tuple[str | None, bool, str | None, st
     """``(phase, ready, reason, node)`` of a pod; ``reason`` only when not ready: the
     ``PodScheduled=False`` reason, else ``status.reason``, else the ``Ready=False`` reason."""
     status = pod.get("status")
-    status = status if isinstance(status, Mapping) else {}
+    status = status if isinstance(status, (dict, Mapping)) else {}
     spec = pod.get("spec")
-    spec = spec if isinstance(spec, Mapping) else {}
+    spec = spec if isinstance(spec, (dict, Mapping)) else {}
     conds = _conditions(pod)
     ready = conds.get("Ready", {}).get("status") == "True"
     reason: str | None = None
