@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.exporter.promparse import FormatError, parse
+from workload_map.exporter import exposition
 from workload_map.exporter.exposition import Family, escape_label_value, format_value, sample
 
 
@@ -27,6 +28,20 @@ def test_values() -> None:
     assert format_value(True) == "1"
     assert sample("x", [], 0.1) == "x 0.1\n"
     assert escape_label_value("ok") == "ok"
+
+
+def test_label_values_escape_the_same_when_remembered_and_the_memory_is_bounded() -> None:
+    long = "x" * (exposition.MAX_LABEL_VALUE_LENGTH + 40)
+    values = ['a"b', "back\\slash", "line\nfeed", "plain", long]
+    first = [escape_label_value(v) for v in values]
+    assert first[:4] == ['a\\"b', "back\\\\slash", "line\\nfeed", "plain"]
+    assert first[4] == exposition.cut_label_value(long)
+    assert [escape_label_value(v) for v in values] == first  # remembered: the same text
+    assert long not in exposition._ESCAPED  # a long value is not kept alive
+    for i in range(exposition.ESCAPED_MAX + 10):
+        escape_label_value(f"pod-{i}")
+    assert len(exposition._ESCAPED) <= exposition.ESCAPED_MAX
+    assert escape_label_value('a"b') == first[0]
 
 
 def test_parser_rejects_bad_output() -> None:

@@ -55,11 +55,26 @@ def encode(text: str) -> bytes:
     return text.encode("utf-8", "replace")
 
 
+#: Escaped label values remembered by :func:`escape_label_value` (namespaces, kinds, phases,
+#: resources and units repeat on every line of every workload); when full it starts over. Values
+#: longer than a label value keeps are not remembered (they would keep a long text alive).
+ESCAPED_MAX = 4096
+_ESCAPED: dict[str, str] = {}
+
+
 def escape_label_value(value: str) -> str:
-    value = cut_label_value(value)
-    if "\\" in value or '"' in value or "\n" in value:
-        return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return value
+    """``value`` cut (:func:`cut_label_value`) and escaped for a label."""
+    found = _ESCAPED.get(value)
+    if found is not None:
+        return found
+    out = cut_label_value(value)
+    if "\\" in out or '"' in out or "\n" in out:
+        out = out.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    if len(value) <= MAX_LABEL_VALUE_LENGTH:
+        if len(_ESCAPED) >= ESCAPED_MAX:
+            _ESCAPED.clear()
+        _ESCAPED[value] = out
+    return out
 
 
 def escape_help(text: str) -> str:
