@@ -23,6 +23,10 @@ side), and measure:
   mmap threshold after large frees, see runtime/allocator.py), the time until the raw gzip body is
   in (what the exporter controls) and an uncompressed scrape, with the exporter's CPU time and
   minor page faults per uncompressed scrape (its write path, see exporter/server.py WRITE_CHUNK);
+- **scrape under churn** (``--churn N``, default 20): the same Prometheus-style scrapes, one a
+  second, while N pods a second get a new annotation (each re-renders its workload, so the
+  generation changes before every scrape, as in a cluster whose pods come and go): p95 and the
+  exporter's CPU per scrape;
 - **a real Prometheus** (``--prometheus``, Debian's ``prometheus`` on the PATH): at each size it
   scrapes the exporter every 5 s for ``--prometheus-seconds``; p50 and p95 of its own
   ``scrape_duration_seconds`` (fetch, inflate, parse and append to its TSDB head, first scrape
@@ -51,6 +55,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -257,6 +262,36 @@ def scrape_inflating(http: httpx.Client, url: str, buf: bytearray) -> int:
     return n + len(piece)
 
 
+def churn_pods(
+    cluster: TestCluster, ns: str, workloads: int, per_job: int, rate: int, stop: threading.Event
+) -> int:
+    """Annotate ``rate`` pods a second (round robin over the bench's pods) until ``stop``; the
+    number patched."""
+    http = httpx.Client(
+        base_url=cluster.server,
+        verify=str(cluster.ca_file),
+        headers={"Authorization": f"Bearer {cluster.admin_token}"},
+        timeout=60,
+    )
+    n = 0
+    nonce = f"{time.time_ns():x}"  # a value no earlier run wrote: a no-op patch changes nothing
+    with http:
+        while not stop.is_set():
+            t = time.monotonic()
+            for _ in range(rate):
+                i, rest = divmod(n, 2 * per_job)
+                role, p = ("leader", "workers")[rest // per_job], rest % per_job
+                name = f"js-{i % workloads:05d}-{role}-0-{p}"
+                http.patch(
+                    f"/api/v1/namespaces/{ns}/pods/{name}",
+                    content=f'{{"metadata":{{"annotations":{{"bench/tick":"{nonce}-{n}"}}}}}}',
+                    headers={"Content-Type": "application/merge-patch+json"},
+                ).raise_for_status()
+                n += 1
+            stop.wait(max(0.0, 1.0 - (time.monotonic() - t)))
+    return n
+
+
 def prometheus_scrapes(port: int, seconds: float) -> tuple[float, float, int]:
     """A real Prometheus scraping the exporter on ``port`` every 5 s for ``seconds``: p50 and p95 of
     its ``scrape_duration_seconds`` after the first scrape, and the samples of the last one."""
@@ -302,6 +337,9 @@ class Run:
     #: httpx's Response.content: a fresh bytes object per scrape
     content_p95: float
     raw_p95: float
+    #: Prometheus-style scrapes while pods change (--churn): p95 and exporter CPU ms per scrape
+    churn_p95: float
+    churn_cpu_ms: float
     identity_p95: float
     identity_p50: float
     #: exporter CPU ms and minor page faults per uncompressed scrape (medians)
@@ -331,6 +369,8 @@ def run_exporter(
     tree: str,
     src: str | None,
     prometheus_s: float = 0.0,
+    churn: int = 0,
+    per_job: int = 5,
 ) -> Run:
     """Shard 0 of ``total`` (the exporter of source tree ``src`` when given): time to ready and to
     render its share, scrape latency, peak RSS."""
@@ -415,6 +455,26 @@ def run_exporter(
             with http.stream("GET", url + "/metrics", headers={"Accept-Encoding": "gzip"}) as r:
                 gz = sum(len(chunk) for chunk in r.iter_raw())
             raw_times.append(time.perf_counter() - t)
+        churn_times: list[float] = []
+        churn_cpu: list[float] = []
+        if churn:
+            stop = threading.Event()
+            patcher = ThreadPoolExecutor(1)
+            patched = patcher.submit(churn_pods, cluster, ns, want_workloads, per_job, churn, stop)
+            buf = bytearray()
+            try:
+                for _ in range(scrapes):
+                    time.sleep(1.0)  # the pods patched meanwhile change the generation
+                    c0 = cpu_seconds(exporter.pid)
+                    t = time.perf_counter()
+                    scrape_inflating(http, url + "/metrics", buf)
+                    churn_times.append(time.perf_counter() - t)
+                    churn_cpu.append((cpu_seconds(exporter.pid) - c0) * 1000)
+            finally:
+                stop.set()
+                patcher.shutdown()
+            del buf
+            patched.result()
         plain_cpu: list[float] = []
         plain_faults: list[float] = []
         for _ in range(max(5, scrapes // 2)):
@@ -437,6 +497,8 @@ def run_exporter(
             percentile(times, 0.95),
             percentile(content_times, 0.95),
             percentile(raw_times, 0.95),
+            percentile(churn_times, 0.95) if churn_times else float("nan"),
+            statistics.median(churn_cpu) if churn_cpu else float("nan"),
             percentile(plain_times, 0.95),
             statistics.median(plain_times),
             statistics.median(plain_cpu),
@@ -452,7 +514,9 @@ def run_exporter(
             f"lists fetched plainly {list_s:.1f}s); scrape p50 {run.p50 * 1000:.0f} ms, p95 "
             f"{run.p95 * 1000:.0f} ms ({run.body_mb:.1f} MB, gzip {run.gzip_mb:.1f} MB; httpx .content p95 "
             f"{run.content_p95 * 1000:.0f} ms, raw gzip p95 "
-            f"{run.raw_p95 * 1000:.0f} ms, uncompressed p50 {run.identity_p50 * 1000:.0f} ms p95 "
+            f"{run.raw_p95 * 1000:.0f} ms, under churn p95 {run.churn_p95 * 1000:.0f} ms with "
+            f"{run.churn_cpu_ms:.0f} ms exporter CPU per scrape, uncompressed p50 "
+            f"{run.identity_p50 * 1000:.0f} ms p95 "
             f"{run.identity_p95 * 1000:.0f} ms, exporter CPU {run.identity_cpu_ms:.0f} ms and "
             f"{run.identity_faults:.0f} page faults per uncompressed scrape); peak RSS {run.rss_mb:.0f} MB"
             + (
@@ -505,6 +569,7 @@ def main() -> int:
     ap.add_argument(
         "--prometheus", action="store_true", help="also scrape with a real Prometheus (this tree)"
     )
+    ap.add_argument("--churn", type=int, default=20, help="pods annotated per second in the churn scrapes")
     ap.add_argument("--prometheus-seconds", type=float, default=60.0, help="how long Prometheus scrapes")
     ap.add_argument("--no-assert", action="store_true")
     args = ap.parse_args()
@@ -550,7 +615,9 @@ def main() -> int:
                 for name, src in trees:  # interleaved: both trees see the same machine
                     prom_s = args.prometheus_seconds if args.prometheus and src is None else 0.0
                     runs[name].append(
-                        run_exporter(cluster, ns, 1, size, pods, args.scrapes, name, src, prom_s)
+                        run_exporter(
+                            cluster, ns, 1, size, pods, args.scrapes, name, src, prom_s, args.churn, per_job
+                        )
                     )
             results[size] = {name: median_run(rs) for name, rs in runs.items()}
         print("\nsummary (medians of --runs; 10 pods per workload unless told):")
@@ -560,7 +627,8 @@ def main() -> int:
                     f"  {size:6d} workloads {name:8s}: converged {r.converge_s:6.1f}s (beyond the plain "
                     f"lists {r.converge_s - r.list_s:6.1f}s, exporter CPU {r.cpu_s:6.1f}s, API server CPU "
                     f"{r.api_cpu_s:6.1f}s)  scrape p95 {r.p95 * 1000:5.0f} ms (httpx .content "
-                    f"{r.content_p95 * 1000:4.0f} ms, raw gzip {r.raw_p95 * 1000:4.0f} ms, "
+                    f"{r.content_p95 * 1000:4.0f} ms, raw gzip {r.raw_p95 * 1000:4.0f} ms, under churn "
+                    f"{r.churn_p95 * 1000:4.0f} ms with {r.churn_cpu_ms:4.0f} ms CPU, "
                     f"{r.body_mb:5.1f} MB)  "
                     f"uncompressed p50 {r.identity_p50 * 1000:4.0f} ms ({r.identity_cpu_ms:4.0f} ms CPU, "
                     f"{r.identity_faults:6.0f} faults)  RSS {r.rss_mb:5.0f} MB"
@@ -578,6 +646,8 @@ def main() -> int:
                     f"  {size:6d} workloads this/baseline: converged {new.converge_s / old.converge_s:.2f}x  "
                     f"exporter CPU {new.cpu_s / old.cpu_s:.2f}x  "
                     f"scrape p95 {new.p95 / old.p95:.2f}x  raw gzip p95 {new.raw_p95 / old.raw_p95:.2f}x  "
+                    f"under churn p95 {new.churn_p95 / old.churn_p95:.2f}x "
+                    f"(CPU {new.churn_cpu_ms:.0f} vs {old.churn_cpu_ms:.0f} ms)  "
                     f"uncompressed p50 {new.identity_p50 / old.identity_p50:.2f}x "
                     f"(CPU {new.identity_cpu_ms / old.identity_cpu_ms:.2f}x)  "
                     f"RSS {new.rss_mb / old.rss_mb:.2f}x"
