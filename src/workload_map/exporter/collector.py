@@ -40,7 +40,7 @@ from workload_map.errors import ClusterError, DefinitionQuarantinedError, Worklo
 from workload_map.exporter import metrics as m
 from workload_map.exporter.compact import as_dict, compact_workload
 from workload_map.exporter.exposition import Family
-from workload_map.exporter.scrape import WorkloadBody, admit
+from workload_map.exporter.scrape import DeflateCache, WorkloadBody, admit
 from workload_map.exporter.sharding import Shard
 from workload_map.exporter.trim import STUB_KEY, stub, trim_owner, trim_pod, trim_workload
 from workload_map.kube.objects import (
@@ -247,6 +247,8 @@ class Exporter:
         self.max_series = max(0, max_series)
         #: the workload families of the current generation (see workload_body)
         self._body: WorkloadBody | None = None
+        #: compressed segments of the workload families, reused across generations (see .scrape)
+        self._deflate_cache = DeflateCache()
         self._body_lock = threading.Lock()
         self._client_factory = client_factory or (lambda: KubeClient(config, connect_tries=1))
         self.client = self._client_factory()
@@ -943,7 +945,11 @@ class Exporter:
                 sort_key=lambda key: (key[1], key[0], key[2]),  # namespace, kind, name
             )
             body = WorkloadBody.build(
-                generation, m.WORKLOAD_FAMILIES, [entries[key].lines for key in admitted.keys], admitted
+                generation,
+                m.WORKLOAD_FAMILIES,
+                [entries[key].lines for key in admitted.keys],
+                admitted,
+                self._deflate_cache,
             )
             if admitted.dropped_workloads:
                 log.warning(
