@@ -3,10 +3,14 @@
 Steps: start the test cluster (tests/support, etcd seed reused) and, size after size (``--sizes``,
 default 2,000, 5,000 and 10,000 workloads), create JobSets up to that many (two replicated jobs of
 ``--pods-per-workload / 2`` pods each), one Job per replicated job and the pods (labels +
-ownerReferences pod -> Job -> JobSet), concurrently with threads. At each size, start ``wmap
-exporter`` as a separate process (``--runs`` times; with ``--baseline SRC`` also the exporter of
-another source tree, e.g. a checkout of the previous commit, interleaved, for ratios measured side by
-side), and measure:
+ownerReferences pod -> Job -> JobSet), concurrently with threads. At each size, wait until the API
+server is done with the creations (every served resource listed once, since the API server builds
+a custom resource's handler at its first request; then under 0.15 of a core over 5 s, at most
+180 s: right after 100,000 creations the first run saw lists 1.7-2x slower than the next, whichever
+tree it was), then start ``wmap exporter`` as a separate process (``--runs`` times; with
+``--baseline SRC`` also the exporter of another source tree, e.g. a checkout of the previous
+commit, interleaved and each run starting with the other tree, for ratios measured side by side),
+and measure:
 
 - **convergence**: from the start to /readyz 200 and then until every workload and pod shows up
   in /metrics with an empty work queue (polled once a second without compression); beside it
@@ -200,6 +204,54 @@ def apiserver_pid(cluster: TestCluster) -> int | None:
     proc = getattr(cluster, "_apiserver", None)
     popen = getattr(proc, "popen", None)
     return popen.pid if popen is not None else None
+
+
+#: The API server counts as settled after creating objects once it uses less than this share of
+#: a core (seconds of CPU per second) over SETTLE_WINDOW seconds; waited for at most SETTLE_MAX.
+SETTLE_SHARE = 0.15
+SETTLE_WINDOW = 5.0
+SETTLE_MAX = 180.0
+
+
+def warm_up(cluster: TestCluster) -> int:
+    """List every served resource once (``limit=1``): the API server builds a custom resource's
+    handler at its first request (4.5 s of its CPU for the test data's CRDs, which the first
+    exporter run paid alone). Returns the resources listed."""
+    http = httpx.Client(
+        base_url=cluster.server,
+        verify=str(cluster.ca_file),
+        headers={"Authorization": f"Bearer {cluster.admin_token}"},
+        timeout=60,
+    )
+    listed = 0
+    with http:
+        versions = ["/api/v1"] + [
+            f"/apis/{v['groupVersion']}" for g in http.get("/apis").json()["groups"] for v in g["versions"]
+        ]
+        for base in versions:
+            for res in http.get(base).json().get("resources", []):
+                if "/" not in res["name"] and "list" in res.get("verbs", []):
+                    http.get(f"{base}/{res['name']}", params={"limit": "1"})
+                    listed += 1
+    return listed
+
+
+def settle(cluster: TestCluster) -> float:
+    """Wait until the API server is done with the objects just created: for minutes after 100,000
+    creations it keeps a core busy (measured: the first exporter run after them saw the same
+    lists fetched plainly 1.7-2x slower, and API server CPU 1.4-1.6x, than the run after it,
+    whichever tree ran first). Returns the seconds waited."""
+    pid = apiserver_pid(cluster)
+    began = time.monotonic()
+    warm_up(cluster)
+    if pid is None:
+        return 0.0
+    while time.monotonic() - began < SETTLE_MAX:
+        c0 = cpu_seconds(pid)
+        time.sleep(SETTLE_WINDOW)
+        if cpu_seconds(pid) - c0 < SETTLE_SHARE * SETTLE_WINDOW:
+            break
+    return time.monotonic() - began
 
 
 CONTINUE = re.compile(rb'"continue":"([^"]*)"')
@@ -610,9 +662,13 @@ def main() -> int:
                 f"({objects / max(create_s, 1e-9):.0f}/s); load average {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
+            settled = settle(cluster)
+            print(f"  API server settled after {settled:.0f}s", flush=True)
             runs: dict[str, list[Run]] = {name: [] for name, _ in trees}
-            for _ in range(args.runs):
-                for name, src in trees:  # interleaved: both trees see the same machine
+            for i in range(args.runs):
+                # interleaved: both trees see the same machine; each run starts with the other
+                # tree, so neither always comes first after the objects were created
+                for name, src in trees if i % 2 == 0 else trees[::-1]:
                     prom_s = args.prometheus_seconds if args.prometheus and src is None else 0.0
                     runs[name].append(
                         run_exporter(
