@@ -611,8 +611,10 @@ def main() -> int:
                 flush=True,
             )
             runs: dict[str, list[Run]] = {name: [] for name, _ in trees}
-            for _ in range(args.runs):
-                for name, src in trees:  # interleaved: both trees see the same machine
+            for run_index in range(args.runs):
+                # interleaved, the order alternating run by run: the first run after the objects
+                # are created meets the API server still busy with them
+                for name, src in trees if run_index % 2 == 0 else trees[::-1]:
                     prom_s = args.prometheus_seconds if args.prometheus and src is None else 0.0
                     runs[name].append(
                         run_exporter(
