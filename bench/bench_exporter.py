@@ -684,10 +684,29 @@ def main() -> int:
                 if total == 1:
                     continue
                 mine = sum(1 for u in uids if Shard(0, total).owns(u))
-                r = run_exporter(cluster, ns, total, mine, mine * per_job * 2, args.scrapes, "this", None)
+                prom_s = args.prometheus_seconds if args.prometheus else 0.0
+                r = run_exporter(
+                    cluster,
+                    ns,
+                    total,
+                    mine,
+                    mine * per_job * 2,
+                    args.scrapes,
+                    "this",
+                    None,
+                    prom_s,
+                    0,
+                    per_job,
+                )
                 print(
                     f"shards={total}: shard 0 peak RSS {r.rss_mb / unsharded:.2f} of unsharded "
                     f"(ideal ~{1 / total:.2f} plus the fixed share)"
+                    + (
+                        f"; Prometheus scrape p50 {r.prom_p50 * 1000:.0f} ms p95 {r.prom_p95 * 1000:.0f} ms "
+                        f"({r.prom_samples:.0f} samples)"
+                        if prom_s
+                        else ""
+                    )
                 )
         if failed and not args.no_assert:
             print(f"FAIL: missed {', '.join(failed)}")
