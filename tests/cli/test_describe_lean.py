@@ -9,6 +9,7 @@ import gc
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,10 @@ import pytest
 
 from tests.cli.helpers import RUNNING_JOBSET_STATUS, jobset, wmap
 from tests.support.cluster import TestCluster
-from tests.support.kube import KubeTestClient
+from tests.support.kube import KubeTestClient, rule
 from tests.support.seed import jobset_pods, seed_event
 from workload_map.cluster.client import KubeClient
+from workload_map.kube.objects import KARTA_PATH
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "jobset-leader-workers.yaml"
 
@@ -165,3 +167,43 @@ def test_the_console_script_freezes_its_objects_before_exiting() -> None:
             assert proc.returncode == code and proc.stdout.startswith("JobSet/")
         else:
             assert proc.returncode not in (0, None)
+
+
+@pytest.mark.cluster
+def test_describe_lists_the_kartas_ahead_once_with_the_same_warning(
+    cluster: TestCluster,
+    kube: KubeTestClient,
+    namespace: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The cluster's Kartas are asked for with the pods, in the background (resolving the type
+    waited for them on the main thread): listed once, and a refusal is the same single warning."""
+    seed(kube, namespace)
+    kube.grant(
+        "reader",
+        [
+            rule(["jobset.x-k8s.io"], ["jobsets"], ["get", "list"]),
+            rule([""], ["pods", "events"], ["list"]),
+            rule(["batch"], ["jobs"], ["get"]),
+        ],
+        namespace,
+    )
+    listed: list[tuple[str, str]] = []
+    real = KubeClient.list_all
+
+    def spy(self: KubeClient, path: str, **kwargs: Any) -> list[dict[str, Any]]:
+        listed.append((threading.current_thread().name, path))
+        return real(self, path, **kwargs)
+
+    monkeypatch.setattr(KubeClient, "list_all", spy)
+    admin = str(cluster.write_kubeconfig(tmp_path / "admin", user="admin", namespace=namespace))
+    reader = str(cluster.write_kubeconfig(tmp_path / "reader", user="reader", namespace=namespace))
+    for kc, warned in ((admin, False), (reader, True)):
+        listed.clear()
+        rc, out, err = wmap("describe", "jobset/train", "--kubeconfig", kc)
+        assert rc == 0, err
+        assert "train-direct-0" in out and "leader pulled" in out
+        kartas = [thread for thread, path in listed if path == KARTA_PATH]
+        assert kartas == ["wmap-describe-prefetch"], listed
+        assert err.count("not allowed to list kartas.run.ai") == (1 if warned else 0), err
