@@ -39,7 +39,7 @@ from workload_map.errors import ClusterError, DefinitionQuarantinedError, Worklo
 from workload_map.exporter import metrics as m
 from workload_map.exporter.compact import as_dict, compact_workload
 from workload_map.exporter.exposition import Family
-from workload_map.exporter.scrape import WorkloadBody, admit
+from workload_map.exporter.scrape import DeflateCache, WorkloadBody, admit
 from workload_map.exporter.sharding import Shard
 from workload_map.exporter.trim import STUB_KEY, stub, trim_owner, trim_pod, trim_workload
 from workload_map.kube.objects import (
@@ -228,6 +228,7 @@ class Exporter:
         generic_types: Sequence[str] = (),
         max_series: int = DEFAULT_MAX_SERIES,
         field_validation: FieldValidation = "strict",
+        families: Sequence[Family] = m.WORKLOAD_FAMILIES,
     ) -> None:
         from workload_map.cluster.client import KubeClient
         from workload_map.definitions_source import catalog_entries, local_entries
@@ -244,8 +245,13 @@ class Exporter:
         #: workers render nothing and pod events enqueue nothing; then every workload is rendered.
         self._pods_synced = threading.Event()
         self.max_series = max(0, max_series)
+        #: the workload families exported (--metric-allowlist/--metric-denylist; see metrics.select_families)
+        self.families: tuple[Family, ...] = tuple(families)
+        self._family_names = frozenset(f.name for f in self.families)
         #: the workload families of the current generation (see workload_body)
         self._body: WorkloadBody | None = None
+        #: compressed segments of the workload families, reused across generations (see .scrape)
+        self._deflate_cache = DeflateCache()
         self._body_lock = threading.Lock()
         self._client_factory = client_factory or (lambda: KubeClient(config, connect_tries=1))
         self.client = self._client_factory()
@@ -815,6 +821,7 @@ class Exporter:
         # What the resolver and the definitions' expressions read: plain dicts (pods are stored compact).
         plain = obj if isinstance(obj, dict) else as_dict(obj)
         lines, settled = self._render(key, wk, plain, rv, {n: as_dict(p) for n, p in pods.items()})
+        lines = {k: v for k, v in lines.items() if k in self._family_names}  # series counted as exported
         with self._lock:
             if self.kinds.get(wk_id) is wk:
                 series = sum(chunk.count(b"\n") for chunk in lines.values())
@@ -919,7 +926,11 @@ class Exporter:
                 sort_key=lambda key: (key[1], key[0], key[2]),  # namespace, kind, name
             )
             body = WorkloadBody.build(
-                generation, m.WORKLOAD_FAMILIES, [entries[key].lines for key in admitted.keys], admitted
+                generation,
+                self.families,
+                [entries[key].lines for key in admitted.keys],
+                admitted,
+                self._deflate_cache,
             )
             if admitted.dropped_workloads:
                 log.warning(

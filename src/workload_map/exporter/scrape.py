@@ -12,6 +12,13 @@ when a worker stores new lines, which bumps the exporter's generation. So per ge
   sync flush so that the exporter's own small families (computed on every scrape) follow as a
   second stream. :func:`gzip_body` frames the two as one gzip member: the CRC-32 runs over the
   cached part once and continues over the tail.
+- The stream is made of segments, each compressed on its own and ended by a sync flush (so they
+  concatenate into one valid deflate stream): in each family, the lines of consecutive workloads,
+  cut after a workload whose key hashes to 0 modulo :data:`SEGMENT_SPREAD`. The cuts depend only
+  on the keys, so a workload that changes, arrives or leaves changes only the segments it is in;
+  :class:`DeflateCache` keeps the compressed segments from one generation to the next. In a
+  cluster whose pods change every second the generation changes before every scrape: without
+  the cache each scrape recompressed the whole body (~270 ms for the 74 MB of 100,000 pods).
 
 :func:`accepts_gzip` reads ``Accept-Encoding`` as RFC 9110 12.5.3 says (q-values, ``*``,
 ``gzip;q=0`` refused).
@@ -28,14 +35,19 @@ from typing import Any, Generic, TypeVar
 
 from workload_map.exporter.exposition import Family
 
-__all__ = ["Admitted", "WorkloadBody", "accepts_gzip", "admit", "gzip_body"]
+__all__ = ["Admitted", "DeflateCache", "WorkloadBody", "accepts_gzip", "admit", "gzip_body"]
 
 K = TypeVar("K")
 
 #: zlib level of the cached body: level 1 is ~3x faster than 6 for a ~20% larger body.
 GZIP_LEVEL = 1
-#: Bytes handed to the compressor per call (parts are joined up to this size first).
+#: Bytes handed to the compressor per call (parts are joined up to this size first), and the most
+#: a segment of the cached stream holds.
 COMPRESS_BATCH = 1 << 20
+#: A segment ends after a workload whose key hashes to 0 modulo this: about this many workloads'
+#: lines of one family per segment (~30 KB to ~300 KB at 10 pods per workload; deflate's window is
+#: 32 KB, so a larger segment would not compress better).
+SEGMENT_SPREAD = 128
 #: gzip member header: magic, deflate, no flags, no mtime, no extra flags, OS unknown.
 _GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
 
@@ -100,15 +112,89 @@ def admit(series_by_key: Mapping[K, int], limit: int, sort_key: Callable[[K], An
 
 
 @dataclass
+class _Segment:
+    #: the plain chunks, kept alive: their ids are the segment's key in the cache
+    chunks: tuple[bytes, ...]
+    #: their raw deflate stream from a fresh compressor, ended by a sync flush
+    deflated: bytes
+
+
+class DeflateCache:
+    """Compressed segments kept from one generation's stream to the next: a segment whose chunks
+    are the same bytes objects as before (the workers store new objects for what they re-render)
+    is not compressed again. Only the segments of the latest stream are kept."""
+
+    def __init__(self) -> None:
+        self._segments: dict[tuple[int, ...], _Segment] = {}
+        self._lock = threading.Lock()
+        #: plain bytes compressed so far (tests and the benchmark read it)
+        self.compressed_bytes = 0
+
+    def stream(self, segments: Sequence[tuple[bytes, ...]]) -> tuple[bytes, int, int]:
+        """``(raw deflate stream ending in a sync flush, CRC-32, length)`` of ``segments``' chunks."""
+        with self._lock:
+            kept: dict[tuple[int, ...], _Segment] = {}
+            out: list[bytes] = []
+            crc = length = 0
+            for chunks in segments:
+                key = tuple(map(id, chunks))
+                seg = kept.get(key) or self._segments.get(key)
+                if seg is None:
+                    data = b"".join(chunks)
+                    packer = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
+                    seg = _Segment(chunks, packer.compress(data) + packer.flush(zlib.Z_SYNC_FLUSH))
+                    self.compressed_bytes += len(data)
+                kept[key] = seg
+                out.append(seg.deflated)
+                for chunk in chunks:
+                    crc = zlib.crc32(chunk, crc)
+                    length += len(chunk)
+            self._segments = kept
+            return b"".join(out), crc, length
+
+
+def _segments(
+    families: Sequence[Family], lines: Sequence[Mapping[str, bytes]], cuts: Sequence[bool]
+) -> tuple[list[bytes], list[tuple[bytes, ...]]]:
+    """The body's parts in output order, and the same parts grouped into segments: each family's
+    header alone, then its lines cut where ``cuts`` says (or at :data:`COMPRESS_BATCH` bytes)."""
+    parts: list[bytes] = []
+    segments: list[tuple[bytes, ...]] = []
+    for fam in families:
+        header = fam.header
+        parts.append(header)
+        segments.append((header,))
+        name = fam.name
+        current: list[bytes] = []
+        size = 0
+        for by_family, cut in zip(lines, cuts, strict=True):
+            chunk = by_family.get(name)
+            if chunk:
+                parts.append(chunk)
+                current.append(chunk)
+                size += len(chunk)
+            if current and (cut or size >= COMPRESS_BATCH):
+                segments.append(tuple(current))
+                current, size = [], 0
+        if current:
+            segments.append(tuple(current))
+    return parts, segments
+
+
+@dataclass
 class WorkloadBody:
     """One generation's workload families: ``parts`` (headers and lines, in output order) and,
-    built once on demand, their raw deflate stream ended by a sync flush."""
+    built once on demand, their raw deflate stream ended by a sync flush (from ``cache``'s
+    segments where they are unchanged)."""
 
     generation: int
     parts: list[bytes]
     series: int = 0
     dropped_series: int = 0
     dropped_workloads: int = 0
+    #: ``parts`` grouped into the segments of the stream (default: all of them as one)
+    segments: list[tuple[bytes, ...]] | None = field(default=None, repr=False)
+    cache: DeflateCache = field(default_factory=DeflateCache, repr=False)
     _deflated: tuple[bytes, int, int] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -119,17 +205,21 @@ class WorkloadBody:
         families: Sequence[Family],
         lines: Sequence[Mapping[str, bytes]],
         admitted: Admitted[K],
+        cache: DeflateCache | None = None,
     ) -> WorkloadBody:
-        """``lines``: family name -> sample lines, per admitted workload (in output order)."""
-        parts: list[bytes] = []
-        for fam in families:
-            parts.append(fam.header)
-            name = fam.name
-            for by_family in lines:
-                chunk = by_family.get(name)
-                if chunk:
-                    parts.append(chunk)
-        return cls(generation, parts, admitted.series, admitted.dropped_series, admitted.dropped_workloads)
+        """``lines``: family name -> sample lines, per admitted workload (in output order, the
+        order of ``admitted.keys``, whose hashes cut the segments)."""
+        cuts = [hash(key) % SEGMENT_SPREAD == 0 for key in admitted.keys]
+        parts, segments = _segments(families, lines, cuts)
+        return cls(
+            generation,
+            parts,
+            admitted.series,
+            admitted.dropped_series,
+            admitted.dropped_workloads,
+            segments,
+            cache or DeflateCache(),
+        )
 
     @property
     def size(self) -> int:
@@ -140,28 +230,8 @@ class WorkloadBody:
         computed by the first caller; concurrent scrapes wait for it instead of repeating it."""
         with self._lock:
             if self._deflated is None:
-                packer = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
-                out: list[bytes] = []
-                crc = length = size = 0
-                batch: list[bytes] = []
-
-                def pack() -> None:
-                    nonlocal crc, length
-                    data = b"".join(batch)
-                    crc = zlib.crc32(data, crc)
-                    length += len(data)
-                    out.append(packer.compress(data))
-                    batch.clear()
-
-                for part in self.parts:  # about COMPRESS_BATCH bytes per call: few calls, small copies
-                    batch.append(part)
-                    size += len(part)
-                    if size >= COMPRESS_BATCH:
-                        pack()
-                        size = 0
-                pack()
-                out.append(packer.flush(zlib.Z_SYNC_FLUSH))
-                self._deflated = (b"".join(out), crc, length)
+                segments = self.segments if self.segments is not None else [tuple(self.parts)]
+                self._deflated = self.cache.stream(segments)
             return self._deflated
 
 
