@@ -4,7 +4,8 @@ Live mode reads the object, lists the pods of its namespace once, keeps the pods
 references, controllers followed through cached lookups, 8 in flight) and builds the view; pods no
 component claims are shown under ``Unattributed pods:``. The cluster's Kartas and the pods and
 events of the namespace are asked for first, in the background, so the API server lists them while
-the definitions load and compile (issue 24: ``describe`` of 1,000 pods within ``kubectl get pods -o json``'s time).
+the definitions load and compile (issue 24: ``describe`` of 1,000 pods within ``kubectl get pods
+-o json``'s time).
 
 File mode resolves a manifest without any cluster (definitions from the catalog, ``--definitions``
 and, best effort, the cluster).
