@@ -665,10 +665,10 @@ def main() -> int:
             settled = settle(cluster)
             print(f"  API server settled after {settled:.0f}s", flush=True)
             runs: dict[str, list[Run]] = {name: [] for name, _ in trees}
-            for i in range(args.runs):
-                # interleaved: both trees see the same machine; each run starts with the other
-                # tree, so neither always comes first after the objects were created
-                for name, src in trees if i % 2 == 0 else trees[::-1]:
+            for run_index in range(args.runs):
+                # interleaved, the order alternating run by run: the first run after the objects
+                # are created meets the API server still busy with them
+                for name, src in trees if run_index % 2 == 0 else trees[::-1]:
                     prom_s = args.prometheus_seconds if args.prometheus and src is None else 0.0
                     runs[name].append(
                         run_exporter(
@@ -738,10 +738,29 @@ def main() -> int:
                 if total == 1:
                     continue
                 mine = sum(1 for u in uids if Shard(0, total).owns(u))
-                r = run_exporter(cluster, ns, total, mine, mine * per_job * 2, args.scrapes, "this", None)
+                prom_s = args.prometheus_seconds if args.prometheus else 0.0
+                r = run_exporter(
+                    cluster,
+                    ns,
+                    total,
+                    mine,
+                    mine * per_job * 2,
+                    args.scrapes,
+                    "this",
+                    None,
+                    prom_s,
+                    0,
+                    per_job,
+                )
                 print(
                     f"shards={total}: shard 0 peak RSS {r.rss_mb / unsharded:.2f} of unsharded "
                     f"(ideal ~{1 / total:.2f} plus the fixed share)"
+                    + (
+                        f"; Prometheus scrape p50 {r.prom_p50 * 1000:.0f} ms p95 {r.prom_p95 * 1000:.0f} ms "
+                        f"({r.prom_samples:.0f} samples)"
+                        if prom_s
+                        else ""
+                    )
                 )
         if failed and not args.no_assert:
             print(f"FAIL: missed {', '.join(failed)}")

@@ -269,6 +269,8 @@ def local_entries(
     """Definitions from ``--definitions`` files/directories; any error raises DefinitionError.
     ``field_validation`` is ``--validate`` (``strict``: unknown fields and repeated keys are
     errors)."""
+    if not paths:
+        return []  # the loader (YAML locations, findings) is not imported for nothing
     from workload_map import messages
     from workload_map.model.findings import ERROR
     from workload_map.model.loader import load_definitions

@@ -438,7 +438,8 @@ def _chain_uids(
             continue
         if uid_of(pod):
             uids.add(uid_of(pod))
-        for step in climb(pod, lookup):
+        # The workload itself ends the climb unread: it is at hand, a GET would only repeat it.
+        for step in climb(pod, lookup, until=lambda ref: ref.get("uid") == top):
             uid = step.ref.get("uid")
             if not isinstance(uid, str) or uid == top:
                 break

@@ -482,3 +482,20 @@ def cost_series_missing(url: str, missing: list[str]) -> str:
     }
     parts = [f"{name} ({why.get(name, 'not scraped')})" for name in missing]
     return f"no cost data: Prometheus at {url} has no {', no '.join(parts)} (docs/metrics.md)"
+
+
+# --- exporter: --metric-allowlist / --metric-denylist -----------------------------------------
+
+METRIC_LISTS_EXCLUSIVE = "--metric-allowlist and --metric-denylist are mutually exclusive"
+
+
+def metric_list_entry_too_long(flag: str, limit: int) -> str:
+    return f"{flag}: an entry is longer than {limit} characters"
+
+
+def metric_list_bad_pattern(flag: str, entry: str, error: str) -> str:
+    return f"{flag}: {entry!r} is not a valid regular expression: {error}"
+
+
+def metric_list_matches_nothing(flag: str, entry: str, families: list[str]) -> str:
+    return f"{flag}: {entry!r} matches none of the workload families ({', '.join(families)})"

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,8 @@ import pytest
 import workload_map.model.loader as loader
 from workload_map.catalog import cache
 from workload_map.catalog.registry import DATA_DIR, Catalog, CatalogEntry
+from workload_map.model import definition
+from workload_map.model.rebuild import rebuild
 
 
 @pytest.fixture
@@ -125,6 +129,17 @@ def _bad_definition(doc: dict[str, Any]) -> None:
     doc["entries"][0]["definition"]["spec"] = "not a spec"
 
 
+def _component(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    """Sets ``key`` of the first definition's root component."""
+    return lambda doc: doc["entries"][0]["definition"]["spec"]["structureDefinition"][
+        "rootComponent"
+    ].__setitem__(key, value)
+
+
+def _drop_root_component(doc: dict[str, Any]) -> None:
+    del doc["entries"][0]["definition"]["spec"]["structureDefinition"]["rootComponent"]
+
+
 def _deep(path: Path) -> None:
     doc = orjson.loads(path.read_bytes())
     path.write_bytes(
@@ -158,6 +173,19 @@ CORRUPTIONS: dict[str, Callable[[Path], None]] = {
     "a file name not in the catalog": _edit(_first_entry("file", "../../etc/passwd")),
     "a definition not an object": _edit(_first_entry("definition", "x")),
     "a definition the model refuses": _edit(_bad_definition),
+    # Rebuilt without the validator (model.rebuild), every value's shape is still checked:
+    "a number where a string is declared": _edit(_component("name", 7)),
+    "a string where a list of models is declared": _edit(
+        lambda doc: doc["entries"][0]["definition"]["spec"]["structureDefinition"].__setitem__(
+            "childComponents", "x"
+        )
+    ),
+    "an object where a string is declared": _edit(_component("instanceIdPath", {"a": 1})),
+    "a field the models do not have": _edit(_component("ownerName", "x")),
+    "a required field missing": _edit(_drop_root_component),
+    "a boolean where an integer is declared": _edit(
+        lambda doc: doc["entries"][0]["definition"]["metadata"].__setitem__("generation", True)
+    ),
     "nesting too deep": _deep,
     "group-writable": _group_writable,
     "a symbolic link": _symlink,
@@ -235,3 +263,58 @@ def test_a_read_only_cache_directory_keeps_its_file_and_leaves_no_temporary_file
     monkeypatch.setattr(os, "replace", no_space)
     Catalog(DATA_DIR).entries()
     assert sorted(p.name for p in folder.iterdir()) == before  # no temporary file left behind
+
+
+def test_a_hit_builds_no_validator(tmp_path: Path) -> None:
+    """The models defer their validators (issue 24: building them is about a fifth of describe's
+    start-up beside its reads): a process reading the catalog from the cache builds none, and the
+    rebuilt definitions still validate and dump as parsed ones do."""
+    code = (
+        "import sys\n"
+        "from workload_map.catalog.registry import Catalog, DATA_DIR\n"
+        "from workload_map.model import definition\n"
+        "entries = Catalog(DATA_DIR).entries()\n"
+        "built = sorted(n for n, c in vars(definition).items()\n"
+        "               if isinstance(c, type) and issubclass(c, definition._Model)\n"
+        "               and c.__pydantic_complete__)\n"
+        "print(len(entries), built)\n"
+        "k = entries[0].karta\n"
+        "assert definition.Karta.model_validate(k.to_wire()) == k\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("WMAP_CATALOG_DIR", None)
+    runs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+        for _ in range(2)
+    ]
+    assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr
+    count = len(list(DATA_DIR.glob("*.yaml")))
+    assert runs[1].stdout.split(" ", 1) == [str(count), "[]\n"]  # the hit: nothing built
+    assert runs[0].stdout.split(" ", 1)[1] != "[]\n"  # the miss validated (parsed the YAML)
+
+
+def test_a_change_to_the_models_is_a_miss(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key holds the models' fields: a model changed without a version bump (an editable
+    install) does not read a cache the old models wrote."""
+    files = [("a.yaml", b"x")]
+    before = cache.source_key(files)
+    fields = dict(definition.ObjectMeta.model_fields)
+    fields["extra_field"] = fields["name"]
+    monkeypatch.setattr(definition.ObjectMeta, "model_fields", fields)
+    cache._models.cache_clear()
+    try:
+        assert cache.source_key(files) != before
+    finally:
+        monkeypatch.undo()
+        cache._models.cache_clear()
+    assert cache.source_key(files) == before
+
+
+def test_rebuild_refuses_a_field_shape_it_does_not_know() -> None:
+    """A model field of a shape rebuild cannot check fails loudly (tests, not users' caches)."""
+
+    class Odd(definition._Model):
+        when: float = 0.0
+
+    with pytest.raises(TypeError, match=r"Odd\.when: rebuild does not know the field type"):
+        rebuild(Odd, {"when": 1.0})

@@ -226,6 +226,25 @@ def test_exporter_generic_types() -> None:
     assert "--generic-types=gizmos.example.com,widgets.x.io" in exporter["args"]
 
 
+def test_exporter_metric_lists() -> None:
+    """exporter.metricAllowlist/metricDenylist become one flag each (none by default), which the
+    exporter command accepts as kube-state-metrics' flags of the same names."""
+    from workload_map.exporter.metrics import select_families
+
+    plain = [c for c in _containers(helm_template(*VALUE_SETS["exporter-only"])) if c["name"] == "exporter"]
+    assert plain and not any(a.startswith("--metric-") for c in plain for a in c["args"])
+    docs = helm_template(
+        *VALUE_SETS["exporter-only"],
+        "--set",
+        "exporter.metricDenylist={wmap_workload_phase,^wmap_workload_component_resource_requests$}",
+    )
+    (exporter,) = [c for c in _containers(docs) if c["name"] == "exporter"]
+    (flag,) = [a for a in exporter["args"] if a.startswith("--metric-")]
+    name, _, value = flag.partition("=")
+    assert name == "--metric-denylist"
+    assert len(select_families(deny=value.split(","))) == 8
+
+
 def test_monitoring() -> None:
     kinds = _by_kind(helm_template(*VALUE_SETS["monitoring"]))
     (monitor,) = kinds["ServiceMonitor"]

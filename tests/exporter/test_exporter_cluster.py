@@ -516,3 +516,48 @@ def test_series_ceiling_and_hostile_long_names(
     assert _series_per_workload(again, namespace) == {n: series[n] for n in expected}
     plain = capped.get("/metrics", headers={"Accept-Encoding": "gzip;q=0, identity"})
     assert "content-encoding" not in plain.headers
+
+
+def test_metric_denylist_leaves_families_out_and_the_ceiling_counts_what_is_exported(
+    exporter_factory: Factory, kube: KubeTestClient, namespace: str
+) -> None:
+    """--metric-denylist as kube-state-metrics reads it: the denied workload families are not in
+    the scrape (nor their HELP), the others are, and the series the ceiling counts are the exported
+    ones (plain and gzip alike)."""
+    for name in ("d-0", "d-1"):
+        create_jobset_tree(kube, name, namespace, ROLES)
+    denied = ("wmap_workload_phase", "wmap_workload_component_resource_requests")
+    every = exporter_factory("-n", namespace)
+    lean = exporter_factory(
+        "-n",
+        namespace,
+        "--metric-denylist",
+        "wmap_workload_phase,^wmap_workload_component_resource_requests$",
+    )
+
+    def settled(e: Exposition) -> bool:
+        return (
+            len(e.find("wmap_pod_workload_info", namespace=namespace)) == 6
+            and len(e.find("wmap_workload_primary_phase", namespace=namespace)) == 2
+            and e.value("wmap_exporter_queue_depth") == 0
+        )
+
+    every.wait_ready(180)
+    lean.wait_ready(180)
+    full = every.wait_for(settled, what="both JobSets with their pods")
+    exp = lean.wait_for(settled, what="both JobSets with their pods")
+    for fam in denied:
+        assert full.find(fam, namespace=namespace)
+        assert not exp.find(fam) and fam not in exp.helps
+    kept = [f.name for f in m.WORKLOAD_FAMILIES if f.name not in denied]
+    for fam in kept:
+        assert len(exp.find(fam, namespace=namespace)) == len(full.find(fam, namespace=namespace)), fam
+    full_series = _series_per_workload(full, namespace)
+    lean_series = _series_per_workload(exp, namespace)
+    assert lean_series == {
+        n: full_series[n] - sum(len(full.find(f, namespace=namespace, name=n)) for f in denied)
+        for n in ("d-0", "d-1")
+    }
+    assert exp.value("wmap_exporter_workload_series") == sum(lean_series.values())
+    zipped = parse(lean.get("/metrics", headers={"Accept-Encoding": "gzip"}).text)
+    assert _series_per_workload(zipped, namespace) == lean_series

@@ -382,6 +382,9 @@ class Session:
         self._discovery: Discovery | None = None
         self._definitions: DefinitionSet | None = None
         self._claims: ClaimReader | None = None
+        #: The cluster's Kartas listed ahead (``describe`` asks for them with the pods, before the
+        #: definitions' machinery imports); called where :meth:`definitions` would list them.
+        self.early_kartas: Callable[[], list[dict[str, Any]]] | None = None
 
     # connection
     def options(self, **overrides: Any) -> ConnectionOptions:
@@ -465,6 +468,9 @@ class Session:
 
                     def list_kartas() -> list[dict[str, Any]]:
                         return c.list_all(KARTA_PATH)
+
+                    if self.early_kartas is not None:
+                        list_kartas = self.early_kartas
 
             self._definitions = load_definition_set(
                 list_kartas=list_kartas,

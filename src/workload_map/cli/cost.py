@@ -107,16 +107,6 @@ def _config_section(state: State) -> tuple[dict[str, Any], str]:
 
 def prometheus_settings(state: State, environ: dict[str, str] | None = None) -> PrometheusSettings | None:
     """The Prometheus to read costs from, by the precedence of the module doc; ``None``: none."""
-    from workload_map.cost import (
-        DEFAULT_TIMEOUT,
-        DEFAULT_WINDOW,
-        PrometheusClient,
-        PrometheusSettings,
-        parse_timeout,
-        parse_window,
-    )
-    from workload_map.errors import PrometheusError
-
     env = os.environ if environ is None else environ
     if state.prometheus is not None and not state.prometheus.strip():
         return None  # --prometheus "": off
@@ -129,6 +119,17 @@ def prometheus_settings(state: State, environ: dict[str, str] | None = None) -> 
         url, url_from = str(config["url"]).strip(), f"{where}: prometheus.url"
     else:
         return None
+    # Imported once a Prometheus is set: without one, describe and get never need the cost client.
+    from workload_map.cost import (
+        DEFAULT_TIMEOUT,
+        DEFAULT_WINDOW,
+        PrometheusClient,
+        PrometheusSettings,
+        parse_timeout,
+        parse_window,
+    )
+    from workload_map.errors import PrometheusError
+
     if state.cost_window is not None:
         window, window_from = state.cost_window, "--cost-window"
     elif env.get(WINDOW_ENV, "").strip():

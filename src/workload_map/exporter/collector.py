@@ -229,6 +229,7 @@ class Exporter:
         generic_types: Sequence[str] = (),
         max_series: int = DEFAULT_MAX_SERIES,
         field_validation: FieldValidation = "strict",
+        families: Sequence[Family] = m.WORKLOAD_FAMILIES,
     ) -> None:
         from workload_map.cluster.client import KubeClient
         from workload_map.definitions_source import catalog_entries, local_entries
@@ -245,6 +246,9 @@ class Exporter:
         #: workers render nothing and pod events enqueue nothing; then every workload is rendered.
         self._pods_synced = threading.Event()
         self.max_series = max(0, max_series)
+        #: the workload families exported (--metric-allowlist/--metric-denylist; see metrics.select_families)
+        self.families: tuple[Family, ...] = tuple(families)
+        self._family_names = frozenset(f.name for f in self.families)
         #: the workload families of the current generation (see workload_body)
         self._body: WorkloadBody | None = None
         #: compressed segments of the workload families, reused across generations (see .scrape)
@@ -841,6 +845,7 @@ class Exporter:
         # What the resolver and the definitions' expressions read: plain dicts (pods are stored compact).
         plain = obj if isinstance(obj, dict) else as_dict(obj)
         lines, settled = self._render(key, wk, plain, rv, {n: as_dict(p) for n, p in pods.items()})
+        lines = {k: v for k, v in lines.items() if k in self._family_names}  # series counted as exported
         with self._lock:
             if self.kinds.get(wk_id) is wk:
                 series = sum(chunk.count(b"\n") for chunk in lines.values())
@@ -946,7 +951,7 @@ class Exporter:
             )
             body = WorkloadBody.build(
                 generation,
-                m.WORKLOAD_FAMILIES,
+                self.families,
                 [entries[key].lines for key in admitted.keys],
                 admitted,
                 self._deflate_cache,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from workload_map import messages as msg
 from workload_map.exporter.exposition import Family, encode
 from workload_map.model.definition import ResourceStatus
 from workload_map.resolve.dra import GPU_DEVICE_CLASSES, gpus_of
@@ -18,6 +20,7 @@ __all__ = [
     "WORKLOAD_FAMILIES",
     "render_workload",
     "resource_samples",
+    "select_families",
 ]
 
 BUILD_INFO = Family("wmap_build_info", "info", "Build information of the workload-map exporter.")
@@ -180,6 +183,39 @@ FAMILIES: tuple[Family, ...] = (
     QUEUE_DEPTH,
     READY,
 )
+
+#: Longest --metric-allowlist/--metric-denylist entry read (they are matched against the ~10
+#: workload family names once, at start).
+MAX_PATTERN_LENGTH = 256
+
+
+def select_families(allow: Sequence[str] = (), deny: Sequence[str] = ()) -> tuple[Family, ...]:
+    """The workload families to export, as kube-state-metrics' ``--metric-allowlist`` and
+    ``--metric-denylist`` select its metrics: each entry an exact name or a regular expression
+    searched in the name (unanchored, as kube-state-metrics matches; write ``^...$`` to anchor);
+    the two lists are mutually exclusive. The exporter's own families are always exported.
+    ``ValueError`` names the entry that is not a valid expression or matches no workload family
+    (a typo would otherwise silently drop or keep everything)."""
+    if allow and deny:
+        raise ValueError(msg.METRIC_LISTS_EXCLUSIVE)
+    flag, entries = ("--metric-allowlist", allow) if allow else ("--metric-denylist", deny)
+    names = [fam.name for fam in WORKLOAD_FAMILIES]
+    matched: set[str] = set()
+    for entry in entries:
+        if len(entry) > MAX_PATTERN_LENGTH:
+            raise ValueError(msg.metric_list_entry_too_long(flag, MAX_PATTERN_LENGTH))
+        try:
+            pattern = re.compile(entry)
+        except re.error as exc:
+            raise ValueError(msg.metric_list_bad_pattern(flag, entry, str(exc))) from None
+        hits = {name for name in names if name == entry or pattern.search(name)}
+        if not hits:
+            raise ValueError(msg.metric_list_matches_nothing(flag, entry, names))
+        matched |= hits
+    if not entries:
+        return WORKLOAD_FAMILIES
+    return tuple(fam for fam in WORKLOAD_FAMILIES if (fam.name in matched) == bool(allow))
+
 
 ALL_PHASES: tuple[str, ...] = tuple(s.value for s in ResourceStatus)
 _BYTE_RESOURCES = ("memory", "ephemeral-storage")

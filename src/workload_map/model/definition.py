@@ -34,6 +34,9 @@ class _Model(BaseModel):
         populate_by_name=True,
         frozen=True,
         extra="ignore",
+        # Validators are built on first validation: a command reading the catalog's cache rebuilds
+        # the models without them (model.rebuild) and never pays for building them (issue 24).
+        defer_build=True,
     )
 
 

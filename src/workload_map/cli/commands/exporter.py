@@ -75,6 +75,22 @@ def _store_namespaces(ctx: click.Context, _param: click.Parameter, value: tuple[
     help="Ceiling on workload series per scrape: past it whole workloads are left out, in order of "
     "namespace, kind and name, and counted by wmap_exporter_dropped_series (0: no ceiling).",
 )
+@click.option(
+    "--metric-allowlist",
+    "metric_allowlist",
+    multiple=True,
+    metavar="NAME|REGEX[,...]",
+    help="Export only these workload families (exact names or regular expressions searched in the "
+    "name, as kube-state-metrics reads them). Repeatable, comma-separated. The exporter's own "
+    "families are always exported.",
+)
+@click.option(
+    "--metric-denylist",
+    "metric_denylist",
+    multiple=True,
+    metavar="NAME|REGEX[,...]",
+    help="Export every workload family but these (as --metric-allowlist; the two are exclusive).",
+)
 @click.option("--log-level", default="info", show_default=True, help="debug, info, warning or error.")
 @connection_options
 def command(
@@ -88,6 +104,8 @@ def command(
     watch_timeout: int,
     generic_types: tuple[str, ...],
     max_series: int,
+    metric_allowlist: tuple[str, ...],
+    metric_denylist: tuple[str, ...],
     log_level: str,
 ) -> None:
     """Serve /metrics, /healthz and /readyz. Watches every workload kind the merged definitions
@@ -98,6 +116,7 @@ def command(
     import threading
 
     from workload_map.exporter import Exporter, MetricsServer
+    from workload_map.exporter.metrics import select_families
     from workload_map.exporter.sharding import Shard
     from workload_map.logs import configure_logging
     from workload_map.runtime.allocator import tune_allocator
@@ -112,6 +131,10 @@ def command(
     try:
         host, port = parse_listen(listen)
         sharding = Shard(shard, total_shards)
+        families = select_families(
+            [e for arg in metric_allowlist for e in arg.split(",") if e],
+            [e for arg in metric_denylist for e in arg.split(",") if e],
+        )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     namespaces = list(watch_namespaces)
@@ -141,6 +164,7 @@ def command(
         generic_types=words,
         max_series=max_series,
         field_validation=state.field_validation,
+        families=families,
     )
     try:
         server = MetricsServer(exporter, host, port)
