@@ -112,15 +112,20 @@ def jobset(name: str, ns: str, per_job: int) -> dict[str, Any]:
     }
 
 
+def cluster_http(cluster: TestCluster, timeout: float, limits: httpx.Limits | None = None) -> httpx.Client:
+    """A client of the test API server as its admin."""
+    return httpx.Client(
+        base_url=cluster.server,
+        verify=str(cluster.ca_file),
+        headers={"Authorization": f"Bearer {cluster.admin_token}"},
+        timeout=timeout,
+        limits=limits or httpx.Limits(),
+    )
+
+
 class Creator:
     def __init__(self, cluster: TestCluster) -> None:
-        self.http = httpx.Client(
-            base_url=cluster.server,
-            verify=str(cluster.ca_file),
-            headers={"Authorization": f"Bearer {cluster.admin_token}"},
-            timeout=60,
-            limits=httpx.Limits(max_connections=64, max_keepalive_connections=64),
-        )
+        self.http = cluster_http(cluster, 60, httpx.Limits(max_connections=64, max_keepalive_connections=64))
 
     def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         for attempt in range(5):
@@ -217,12 +222,7 @@ def warm_up(cluster: TestCluster) -> int:
     """List every served resource once (``limit=1``): the API server builds a custom resource's
     handler at its first request (4.5 s of its CPU for the test data's CRDs, which the first
     exporter run paid alone). Returns the resources listed."""
-    http = httpx.Client(
-        base_url=cluster.server,
-        verify=str(cluster.ca_file),
-        headers={"Authorization": f"Bearer {cluster.admin_token}"},
-        timeout=60,
-    )
+    http = cluster_http(cluster, 60)
     listed = 0
     with http:
         versions = ["/api/v1"] + [
@@ -261,12 +261,7 @@ def plain_lists(cluster: TestCluster) -> tuple[float, int]:
     """Wall seconds and bytes of the lists the exporter's informers make of the bench's objects
     (JobSets and Jobs, then pods; 500 per page), fetched by a client that only reads the bytes."""
     paths = ("/apis/jobset.x-k8s.io/v1alpha2/jobsets", "/apis/batch/v1/jobs", "/api/v1/pods")
-    http = httpx.Client(
-        base_url=cluster.server,
-        verify=str(cluster.ca_file),
-        headers={"Authorization": f"Bearer {cluster.admin_token}"},
-        timeout=300,
-    )
+    http = cluster_http(cluster, 300)
     size = 0
     t = time.monotonic()
     with http:
@@ -319,12 +314,7 @@ def churn_pods(
 ) -> int:
     """Annotate ``rate`` pods a second (round robin over the bench's pods) until ``stop``; the
     number patched."""
-    http = httpx.Client(
-        base_url=cluster.server,
-        verify=str(cluster.ca_file),
-        headers={"Authorization": f"Bearer {cluster.admin_token}"},
-        timeout=60,
-    )
+    http = cluster_http(cluster, 60)
     n = 0
     nonce = f"{time.time_ns():x}"  # a value no earlier run wrote: a no-op patch changes nothing
     with http:
@@ -705,7 +695,7 @@ def main() -> int:
                     f"under churn p95 {new.churn_p95 / old.churn_p95:.2f}x "
                     f"(CPU {new.churn_cpu_ms:.0f} vs {old.churn_cpu_ms:.0f} ms)  "
                     f"uncompressed p50 {new.identity_p50 / old.identity_p50:.2f}x "
-                    f"(CPU {new.identity_cpu_ms / old.identity_cpu_ms:.2f}x)  "
+                    f"(CPU {new.identity_cpu_ms:.0f} vs {old.identity_cpu_ms:.0f} ms)  "
                     f"RSS {new.rss_mb / old.rss_mb:.2f}x"
                 )
         largest = sizes[-1]
