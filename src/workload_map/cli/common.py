@@ -463,14 +463,13 @@ class Session:
                     client = self.client()
                 except ConfigurationError:
                     client = None
-                if client is not None:
+                if client is not None and self.early_kartas is not None:
+                    list_kartas = self.early_kartas  # listed ahead (describe)
+                elif client is not None:
                     c = client
 
                     def list_kartas() -> list[dict[str, Any]]:
                         return c.list_all(KARTA_PATH)
-
-                    if self.early_kartas is not None:
-                        list_kartas = self.early_kartas
 
             self._definitions = load_definition_set(
                 list_kartas=list_kartas,
