@@ -398,7 +398,7 @@ def test_watch_sees_status_change(
             "jobsets",
             "-w",
             "--watch-timeout",
-            "15",
+            "90",
             "--kubeconfig",
             kc,
         ],
@@ -407,26 +407,26 @@ def test_watch_sees_status_change(
         text=True,
         env=env,
     )
+    # Read line by line: change the status once the watch printed the first row (a loaded machine
+    # may take seconds to start the process), then stop at the first row showing it. The watch
+    # timeout only bounds a watch that never shows it (a 15 s timeout counted from the start
+    # could end before a loaded machine delivered the change).
+    lines: list[str] = []
     try:
-        # Change the status only once the watch printed the first row (a loaded machine may take
-        # seconds to start the process); the rest of the output arrives through communicate().
         assert proc.stdout is not None
-        first: list[str] = []
         for line in proc.stdout:
-            first.append(line)
-            if line.startswith("w "):
+            lines.append(line)
+            if not line.startswith("w "):
+                continue
+            if len([ln for ln in lines if ln.startswith("w ")]) == 1:
+                kube.set_status(js, RUNNING_JOBSET_STATUS)
+            elif "Running" in line:
                 break
-        kube.set_status(js, RUNNING_JOBSET_STATUS)
-        # Read through the same buffered file: communicate() would skip what it already buffered.
-        proc.wait(timeout=60)
-        assert proc.stderr is not None
-        rest, err = proc.stdout.read(), proc.stderr.read()
     finally:
-        if proc.poll() is None:
-            proc.kill()
-    out = "".join(first) + rest
-    lines = [ln for ln in out.splitlines() if ln.startswith("w ")]
-    assert "Undefined" in lines[0] and any("Running" in ln for ln in lines[1:]), (out, err)
+        proc.kill()
+        _, err = proc.communicate(timeout=60)
+    rows = [ln for ln in lines if ln.startswith("w ")]
+    assert rows and "Undefined" in rows[0] and any("Running" in ln for ln in rows[1:]), (lines, err)
 
 
 # --- group, requirements, completion ---------------------------------------------------------------
