@@ -23,8 +23,9 @@ users see. The warm-up round also fills the user's caches in a private ``XDG_CAC
 discovery cache under the same private ``HOME``. The kubectl binary and its client version are
 printed with the conditions.
 
-With ``--baseline SRC`` (e.g. a checkout of the previous commit's ``src``), ``wmap --help`` and
-``describe`` also run from that tree (``python -c 'from workload_map.cli.main import main;
+With ``--baseline SRC`` (e.g. a checkout of the previous commit's ``src``), ``wmap --help``,
+``describe`` and ``get`` (table) also run from that tree, and its peak RSS of ``get -A --all-types``
+is measured too (``python -c 'from workload_map.cli.main import main;
 main()'``, as its console script did) in the same rounds, and their ratios are printed beside.
 
 Prints the ratios; exits 1 when a target is missed unless ``--no-assert``. Uses the bundled catalog
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--count", type=int, default=2000)
     ap.add_argument("--pods", type=int, default=1000)
     ap.add_argument("--extra", type=int, default=3000, help="more JobSets for the RSS measurement")
-    ap.add_argument("--baseline", metavar="SRC", help="source tree to compare --help and describe with")
+    ap.add_argument("--baseline", metavar="SRC", help="source tree to compare --help, describe and get with")
     ap.add_argument("--dev", action="store_true", help="measure the development venv, not the wheel")
     args = ap.parse_args(argv)
 
@@ -215,7 +216,9 @@ def main(argv: list[str] | None = None) -> int:
             old = [py, "-c", "from workload_map.cli.main import main; main()"]
             cases["baseline --help"] = [*old, "--help"]
             cases["baseline describe"] = [*old, "describe", "jobset/big", "-n", ns2, *base]
-            envs["baseline --help"] = envs["baseline describe"] = benv
+            cases["baseline get (table)"] = [*old, "get", "jobsets", "-n", ns, *base]
+            for name in ("baseline --help", "baseline describe", "baseline get (table)"):
+                envs[name] = benv
         quick = ("wmap --help", "wmap --version", "python -c pass", "baseline --help")
         for name, cmd in cases.items():  # warm discovery caches, the help cache and page cache
             timed(cmd, envs[name])
@@ -231,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
         ns3 = kube.create_namespace("bench-more")
         create_many(kube, [clean(big_jobset(i), ns3, f"more-{i:05d}") for i in range(args.extra)])
         rss = peak_rss_mb([wmap, "get", "-A", "--all-types", *base], kenv)
+        if args.baseline:
+            old_rss = peak_rss_mb([*old, "get", "-A", "--all-types", *base], benv)
 
         ratios = {
             "get table / kubectl json": (med["wmap get (table)"] / med["kubectl get -o json"], 1.5),
@@ -248,7 +253,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"{med['baseline --help'] / med['python -c pass']:.2f} (this "
                 f"{med['wmap --help'] / med['python -c pass']:.2f}); describe / kubectl pods json "
                 f"{med['baseline describe'] / med['kubectl get pods -o json']:.2f} (this "
-                f"{med['wmap describe (1000 pods)'] / med['kubectl get pods -o json']:.2f})"
+                f"{med['wmap describe (1000 pods)'] / med['kubectl get pods -o json']:.2f}); "
+                "get table / kubectl json "
+                f"{med['baseline get (table)'] / med['kubectl get -o json']:.2f} (this "
+                f"{med['wmap get (table)'] / med['kubectl get -o json']:.2f}); peak RSS of get -A "
+                f"--all-types {old_rss:.0f} MB (this {rss:.0f} MB)"
             )
         failed = []
         for name, (ratio, target) in ratios.items():

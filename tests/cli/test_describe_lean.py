@@ -5,7 +5,6 @@ bench/bench_cli.py creates them, pods the JobSet owns directly."""
 
 from __future__ import annotations
 
-import gc
 import os
 import subprocess
 import sys
@@ -110,36 +109,6 @@ def test_describe_from_the_catalog_cache_imports_no_loader_no_cost_client_and_bu
     assert "workload_map.model.definition" in modules and "workload_map.live" in modules
     assert lines["VALIDATORS"] == "[]"
     assert Path(env["XDG_CACHE_HOME"], "workload-map", "catalog").is_dir()
-
-
-def test_describe_pauses_the_cyclic_collector_and_restores_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The view is built with the cyclic collector paused (issue 24: its passes over describe's
-    JSON values were about a fifth of the command's CPU); it runs again afterwards, also when the
-    command fails."""
-    import workload_map.views.model as views
-
-    seen: list[bool] = []
-    real = views.build_describe
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        seen.append(gc.isenabled())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(views, "build_describe", spy)
-    assert gc.isenabled()
-    rc, out, err = wmap("describe", "-f", str(EXAMPLE))
-    assert rc == 0, err
-    assert seen == [False] and out.startswith("JobSet/")
-    assert gc.isenabled()
-    rc, _, err = wmap("describe", "-f", str(EXAMPLE.with_name("no-such-file.yaml")))
-    assert rc != 0 and "no-such-file.yaml" in err
-    assert gc.isenabled()
-    gc.disable()  # a caller that had it off keeps it off
-    try:
-        assert wmap("describe", "-f", str(EXAMPLE))[0] == 0
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
 
 
 _EXIT = """

@@ -12,14 +12,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 from starlette.testclient import TestClient
 
 from tests.cli.helpers import wmap
 from tests.server.conftest import AppFactory
+from tests.support.cluster import TestCluster
 from tests.support.dra import dra_jobset, gpu_claim, gpu_template, serving_dra
 from tests.support.kube import KubeTestClient, rule
+from tests.support.processes import start_wmap
 
 pytestmark = pytest.mark.cluster
 
@@ -114,6 +117,54 @@ def test_a_template_created_later_counts_once_the_cache_has_it(
         "the row's GPUs",
     )
     assert row["warnings"] == []
+
+
+def _sse(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    kind = ""
+    for line in lines:
+        if line.startswith("event: "):
+            kind = line[len("event: ") :]
+        elif line.startswith("data: ") and kind:
+            yield kind, orjson.loads(line[len("data: ") :])
+            kind = ""
+
+
+def test_the_event_stream_sends_a_row_again_when_only_a_template_changes(
+    api: TestClient,
+    kube: KubeTestClient,
+    namespace: str,
+    admin_kubeconfig: Path,
+    cluster: TestCluster,
+    tmp_path: Path,
+) -> None:
+    """Neither the workload nor its pods change: the template its pods name is created, and the
+    SSE stream (a ``wmap serve`` process, started while resource.k8s.io is served) sends the row
+    again with the template's GPUs, as the REST list counts them."""
+    kube.create(dra_jobset("streamed", namespace, "streamed-template"))
+    headers = {"Authorization": f"Bearer {cluster.token('admin')}"}
+    params = {"type": "jobsets", "namespace": namespace, "timeoutSeconds": "90"}
+    with (
+        start_wmap("serve", [], tmp_path / "serve.log", kubeconfig=admin_kubeconfig) as proc,
+        httpx.stream(
+            "GET", proc.url + "/api/v1/watch/workloads", params=params, headers=headers, timeout=100
+        ) as r,
+    ):
+        assert r.status_code == 200, r.read()
+        events = _sse(r.iter_lines())
+        added = {}
+        for kind, data in events:
+            if kind == "added" and data["object"]["name"] == "streamed":
+                added = data["object"]
+            if kind == "synced":
+                break
+        assert added["resources"]["gpus"] == 0
+        kube.create(gpu_template("streamed-template", namespace, 1))
+        for kind, data in events:
+            row = data.get("object") or {}
+            if kind == "modified" and row.get("name") == "streamed" and row["resources"]["gpus"] == 6:
+                break
+        else:
+            raise AssertionError("no modified row with the template's 6 GPUs")
 
 
 def test_claims_count_only_as_far_as_the_caller_may_get_them(

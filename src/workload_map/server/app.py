@@ -967,7 +967,10 @@ class _EventStream:
     node, ...) is traced to the workload it belongs to (owner references, following controllers
     up to 6 levels) and that workload's row is sent again as ``modified``, at most once per
     ``pod_debounce`` seconds per workload (the row is built from the caches when the delay ends,
-    so it shows every pod change of the interval)."""
+    so it shows every pod change of the interval). A DRA claim or template added, changed or
+    deleted refreshes the streamed workloads of its namespace the same way (the GPUs their pods
+    request through it count in the row; claims change rarely, and the cache keeps none of the
+    per-pod claims, as the exporter reads them)."""
 
     def __init__(self, api: Api, user: User, types: list[TypeRef], query: Query, timeout: int | None) -> None:
         from workload_map.views.filters import SelectorError, parse_selector
@@ -1003,11 +1006,16 @@ class _EventStream:
             if not self.query.namespaces or ns in self.query.namespaces:
                 loop.call_soon_threadsafe(self.queue.put_nowait, ("pod", "", pod))
 
+        def push_claim(namespace: str) -> None:
+            if not self.query.namespaces or namespace in self.query.namespaces:
+                loop.call_soon_threadsafe(self.queue.put_nowait, ("claim", namespace, {}))
+
         def initial() -> None:
             for t in self.types:
                 self.api.state.informer(t)
             self.cancels.append(self.api.state.subscribe(push))
             self.cancels.append(self.api.state.subscribe_pods(push_pod))
+            self.cancels.append(self.api.state.subscribe_claims(push_claim))
             rows, _ = list_workloads(self.api.state, self.api.authz, self.user, self.query)
             self.initial = sort_rows(rows, "name")
 
@@ -1068,6 +1076,15 @@ class _EventStream:
                 return hits
         return []
 
+    def _workloads_in(self, namespace: str) -> list[tuple[str, str]]:
+        """``(type key, uid)`` of the streamed workloads of ``namespace`` (cache only)."""
+        state = self.api.state
+        return [
+            (t.key, str((obj.get("metadata") or {}).get("uid") or ""))
+            for t in self.types
+            for obj in state.informer(t, wait=False).store.by_index("namespace", namespace)
+        ]
+
     def _current(self, key: str, uid: str) -> dict[str, Any] | None:
         t = self.api.state.type_for(key)
         if t is None:
@@ -1121,6 +1138,9 @@ class _EventStream:
                 if kind == "pod":
                     with contextlib.suppress(Exception):
                         self._schedule(await self._pods_changed(obj))
+                    continue
+                if kind == "claim":
+                    self._schedule(await run_in_threadpool(self._workloads_in, key))
                     continue
                 if kind == "refresh":
                     self.pending.discard((key, str(obj["uid"])))

@@ -53,6 +53,8 @@ WorkloadEvent = tuple[str, str, dict[str, Any]]
 Subscriber = Callable[[str, str, dict[str, Any]], None]
 #: (event type: "added" | "modified" | "deleted", pod)
 PodSubscriber = Callable[[str, dict[str, Any]], None]
+#: (namespace of a DRA claim or template that was added, changed or deleted)
+ClaimSubscriber = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,7 @@ class ClusterState:
         self._clients: list[KubeClient] = []
         self._subscribers: list[Subscriber] = []
         self._pod_subscribers: list[PodSubscriber] = []
+        self._claim_subscribers: list[ClaimSubscriber] = []
         self._closed = False
         self.started = threading.Event()
         self.start_error: str | None = None
@@ -343,6 +346,17 @@ class ClusterState:
             on_delete=lambda p: emit("deleted", p),
         )
 
+    def _claim_handler(self) -> EventHandler:
+        def emit(claim: dict[str, Any]) -> None:
+            namespace = str((claim.get("metadata") or {}).get("namespace") or "")
+            for fn in list(self._claim_subscribers):
+                try:
+                    fn(namespace)
+                except Exception:  # a broken subscriber must not stop the informer
+                    log.exception("claim subscriber failed")
+
+        return EventHandler(on_add=emit, on_update=lambda _old, new: emit(new), on_delete=emit)
+
     def owner_lookup(self) -> OwnerLookup:
         """Owners between workloads and their pods (ReplicaSets, Jobs...), fetched once and shared
         by the requests of :data:`OWNER_CACHE_TTL` seconds: a list climbs every pod's chain, and
@@ -368,6 +382,7 @@ class ClusterState:
                 self._claims = ClaimCache(
                     self._new_client, self.discovery, claim_to_cache, watch_timeout=self.watch_timeout
                 )
+                self._claims.add_handler(self._claim_handler())
             cache = self._claims
         cache.start()
         if wait:
@@ -415,6 +430,18 @@ class ClusterState:
         def cancel() -> None:
             with self._lock, contextlib.suppress(ValueError):
                 self._pod_subscribers.remove(fn)
+
+        return cancel
+
+    def subscribe_claims(self, fn: ClaimSubscriber) -> Callable[[], None]:
+        """Call ``fn(namespace)`` (on a claim informer's thread) when a DRA claim or template the
+        cache keeps is added, changed or deleted. Returns the unsubscribe."""
+        with self._lock:
+            self._claim_subscribers.append(fn)
+
+        def cancel() -> None:
+            with self._lock, contextlib.suppress(ValueError):
+                self._claim_subscribers.remove(fn)
 
         return cancel
 

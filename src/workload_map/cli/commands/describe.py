@@ -13,15 +13,14 @@ and, best effort, the cluster).
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import click
 
 from workload_map.cli import terminal
+from workload_map.cli.collector_pause import collector_paused
 from workload_map.cli.common import (
     Session,
     connection_options,
@@ -160,27 +159,8 @@ def command(
         raise click.UsageError("--component-limit must not be negative")
     state = get_state()
     session = Session(state)
-    with _no_cyclic_collection():
+    with collector_paused():  # see cli/collector_pause.py
         _describe(session, state, args, file, pod_limit, component_limit, show_events, generic)
-
-
-@contextlib.contextmanager
-def _no_cyclic_collection() -> Iterator[None]:
-    """The cyclic garbage collector paused while one workload is read, resolved and printed.
-
-    Issue 24: describing 1,000 pods allocates a few hundred thousand JSON values, and the
-    collector's passes over them (and over everything imported) were about a fifth of the
-    command's CPU. What it would reclaim here is cyclic garbage, and describe makes little and a
-    bounded amount of it (one workload, lists bounded by the client); the JSON values themselves
-    are acyclic and freed by reference counting as before. Restored afterwards (the command also
-    runs inside other processes: tests, ``wmap`` called as a library)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _describe(

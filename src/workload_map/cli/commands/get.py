@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from workload_map.cli import exit_codes, terminal
+from workload_map.cli.collector_pause import collector_paused
 from workload_map.cli.common import (
     ALL_FORMATS,
     ResolvedType,
@@ -880,26 +881,27 @@ def command(
     state = get_state()
     session = Session(state)
     try:
-        _run(
-            session,
-            args,
-            all_namespaces,
-            phase,
-            selector,
-            chunk_size,
-            all_types,
-            watch,
-            watch_timeout,
-            ListOptions(
-                no_headers=no_headers,
-                show_labels=show_labels,
-                label_columns=tuple(k for arg in label_columns for k in arg.split(",") if k),
-                field_selector=field_selector,
-                sort_by=sort_steps,
-                watch_events=watch_events,
-                generic=generic,
-            ),
-        )
+        with collector_paused(pause=not watch):  # a watch runs for long: it keeps the collector
+            _run(
+                session,
+                args,
+                all_namespaces,
+                phase,
+                selector,
+                chunk_size,
+                all_types,
+                watch,
+                watch_timeout,
+                ListOptions(
+                    no_headers=no_headers,
+                    show_labels=show_labels,
+                    label_columns=tuple(k for arg in label_columns for k in arg.split(",") if k),
+                    field_selector=field_selector,
+                    sort_by=sort_steps,
+                    watch_events=watch_events,
+                    generic=generic,
+                ),
+            )
     finally:
         session.close()
 
