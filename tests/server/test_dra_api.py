@@ -19,6 +19,7 @@ from starlette.testclient import TestClient
 
 from tests.cli.helpers import wmap
 from tests.server.conftest import AppFactory
+from tests.server.sse import sse_events
 from tests.support.cluster import TestCluster
 from tests.support.dra import dra_jobset, gpu_claim, gpu_template, serving_dra
 from tests.support.kube import KubeTestClient, rule
@@ -119,16 +120,6 @@ def test_a_template_created_later_counts_once_the_cache_has_it(
     assert row["warnings"] == []
 
 
-def _sse(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
-    kind = ""
-    for line in lines:
-        if line.startswith("event: "):
-            kind = line[len("event: ") :]
-        elif line.startswith("data: ") and kind:
-            yield kind, orjson.loads(line[len("data: ") :])
-            kind = ""
-
-
 def test_the_event_stream_sends_a_row_again_when_only_a_template_changes(
     api: TestClient,
     kube: KubeTestClient,
@@ -150,7 +141,7 @@ def test_the_event_stream_sends_a_row_again_when_only_a_template_changes(
         ) as r,
     ):
         assert r.status_code == 200, r.read()
-        events = _sse(r.iter_lines())
+        events = sse_events(r.iter_lines())
         added = {}
         for kind, data in events:
             if kind == "added" and data["object"]["name"] == "streamed":

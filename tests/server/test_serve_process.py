@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -16,6 +15,7 @@ import pytest
 
 import workload_map.catalog
 from tests.cli.helpers import RUNNING_JOBSET_STATUS, jobset
+from tests.server.sse import sse_events
 from tests.support.cluster import TestCluster
 from tests.support.kube import KubeTestClient
 from tests.support.processes import start_wmap
@@ -39,16 +39,6 @@ def test_http_auth_and_openapi(served: str, cluster: TestCluster) -> None:
     assert doc["openapi"].startswith("3.1")
 
 
-def _events(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
-    kind = ""
-    for line in lines:
-        if line.startswith("event: "):
-            kind = line[len("event: ") :]
-        elif line.startswith("data: ") and kind:
-            yield kind, json.loads(line[len("data: ") :])
-            kind = ""
-
-
 def test_sse_stream_sees_status_change(
     served: str, cluster: TestCluster, kube: KubeTestClient, namespace: str
 ) -> None:
@@ -61,7 +51,7 @@ def test_sse_stream_sees_status_change(
         "GET", served + "/api/v1/watch/workloads", params=params, headers=headers, timeout=40
     ) as r:
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
-        events = _events(r.iter_lines())
+        events = sse_events(r.iter_lines())
         for kind, data in events:
             seen.append((kind, data))
             if kind == "synced":
@@ -107,7 +97,7 @@ def test_sse_stream_sees_pod_becoming_ready(
         "GET", served + "/api/v1/watch/workloads", params=params, headers=headers, timeout=70
     ) as r:
         assert r.status_code == 200
-        events = _events(r.iter_lines())
+        events = sse_events(r.iter_lines())
         added: dict[str, Any] = {}
         for kind, data in events:
             if kind == "added" and data["object"]["name"] == "podwatch":

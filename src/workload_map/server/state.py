@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from workload_map.errors import ClusterError, WorkloadMapError
 from workload_map.quarantine import Quarantine
@@ -55,6 +55,7 @@ Subscriber = Callable[[str, str, dict[str, Any]], None]
 PodSubscriber = Callable[[str, dict[str, Any]], None]
 #: (namespace of a DRA claim or template that was added, changed or deleted)
 ClaimSubscriber = Callable[[str], None]
+F = TypeVar("F", Subscriber, PodSubscriber, ClaimSubscriber)
 
 
 @dataclass(frozen=True)
@@ -411,39 +412,31 @@ class ClusterState:
                 "Retry in a moment; /readyz says when the server is ready.",
             )
 
-    def subscribe(self, fn: Subscriber) -> Callable[[], None]:
+    def _subscribe(self, subscribers: list[F], fn: F) -> Callable[[], None]:
+        """Add ``fn`` to ``subscribers``; returns the unsubscribe."""
         with self._lock:
-            self._subscribers.append(fn)
+            subscribers.append(fn)
 
         def cancel() -> None:
             with self._lock, contextlib.suppress(ValueError):
-                self._subscribers.remove(fn)
+                subscribers.remove(fn)
 
         return cancel
+
+    def subscribe(self, fn: Subscriber) -> Callable[[], None]:
+        """Call ``fn(kind, type key, obj)`` (on the type informer's thread) for every change of
+        a workload of a served type. Returns the unsubscribe."""
+        return self._subscribe(self._subscribers, fn)
 
     def subscribe_pods(self, fn: PodSubscriber) -> Callable[[], None]:
         """Call ``fn(kind, pod)`` (on the pod informer's thread) when a pod is added or deleted, or
         changes in what a workload row shows (:func:`pod_signature`). Returns the unsubscribe."""
-        with self._lock:
-            self._pod_subscribers.append(fn)
-
-        def cancel() -> None:
-            with self._lock, contextlib.suppress(ValueError):
-                self._pod_subscribers.remove(fn)
-
-        return cancel
+        return self._subscribe(self._pod_subscribers, fn)
 
     def subscribe_claims(self, fn: ClaimSubscriber) -> Callable[[], None]:
         """Call ``fn(namespace)`` (on a claim informer's thread) when a DRA claim or template the
         cache keeps is added, changed or deleted. Returns the unsubscribe."""
-        with self._lock:
-            self._claim_subscribers.append(fn)
-
-        def cancel() -> None:
-            with self._lock, contextlib.suppress(ValueError):
-                self._claim_subscribers.remove(fn)
-
-        return cancel
+        return self._subscribe(self._claim_subscribers, fn)
 
     # ------------------------------------------------------------------------------- lifecycle
 
