@@ -533,6 +533,11 @@ class KubeClient:
             response.close()
         body = b"".join(chunks)
         response._content = body  # what httpx's own read() stores; later .content is this body
+        # httpx's response and its stream refer to each other: a cycle only the cyclic collector
+        # frees, holding the whole body (a 1-10 MB list page). The one-shot commands pause that
+        # collector (cli/collector_pause.py), and the long-running ones would keep each page until
+        # its next pass: the spent stream is replaced by one that does not refer back.
+        response.stream = httpx.ByteStream(b"")
         return body
 
     # --------------------------------------------------------------------------------------- reads
