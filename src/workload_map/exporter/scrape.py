@@ -10,15 +10,17 @@ when a worker stores new lines, which bumps the exporter's generation. So per ge
 - :class:`WorkloadBody` holds their lines family by family (references to the workers' bytes, no
   copy) and, on the first scrape that asks for gzip, the raw deflate stream of them, ended by a
   sync flush so that the exporter's own small families (computed on every scrape) follow as a
-  second stream. :func:`gzip_body` frames the two as one gzip member: the CRC-32 runs over the
-  cached part once and continues over the tail.
+  second stream. :func:`gzip_body` frames the two as one gzip member: the CRC-32 of the cached
+  part is combined from its segments' (see :mod:`.crc32`) and continues over the tail.
 - The stream is made of segments, each compressed on its own and ended by a sync flush (so they
-  concatenate into one valid deflate stream): in each family, the lines of consecutive workloads,
-  cut after a workload whose key hashes to 0 modulo :data:`SEGMENT_SPREAD`. The cuts depend only
-  on the keys, so a workload that changes, arrives or leaves changes only the segments it is in;
-  :class:`DeflateCache` keeps the compressed segments from one generation to the next. In a
-  cluster whose pods change every second the generation changes before every scrape: without
-  the cache each scrape recompressed the whole body (~270 ms for the 74 MB of 100,000 pods).
+  concatenate into one valid deflate stream): in each family, the lines of a run of consecutive
+  workloads, a run ending after a workload whose key hashes to 0 modulo :data:`SEGMENT_SPREAD`.
+  The cuts depend only on the keys, so a workload that changes, arrives or leaves changes only
+  its run; :class:`DeflateCache` keeps the other runs' segments from one generation to the next,
+  without looking at their lines again. In a cluster whose pods change every second the
+  generation changes before every scrape: without the cache each scrape recompressed the whole
+  body (~270 ms for the 74 MB of 100,000 pods), and walking every workload's lines of every
+  family again took ~60 ms of Python per generation, holding the GIL the server threads need.
 
 :func:`accepts_gzip` reads ``Accept-Encoding`` as RFC 9110 12.5.3 says (q-values, ``*``,
 ``gzip;q=0`` refused).
@@ -30,12 +32,13 @@ import struct
 import threading
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from workload_map.exporter import crc32
 from workload_map.exporter.exposition import Family
 
-__all__ = ["Admitted", "DeflateCache", "WorkloadBody", "accepts_gzip", "admit", "gzip_body"]
+__all__ = ["Admitted", "DeflateCache", "Segment", "WorkloadBody", "accepts_gzip", "admit", "gzip_body"]
 
 K = TypeVar("K")
 
@@ -111,92 +114,153 @@ def admit(series_by_key: Mapping[K, int], limit: int, sort_key: Callable[[K], An
     return Admitted(keys, used, dropped_series, dropped_workloads)
 
 
+class Segment:
+    """Consecutive chunks of one family compressed as one piece of the stream: a raw deflate
+    stream from a fresh compressor, ended by a sync flush (so pieces concatenate into one valid
+    stream), with the CRC-32 and :func:`.crc32.shift` of the plain bytes. Packed once, on the
+    first stream that needs it (see :meth:`DeflateCache.stream`)."""
+
+    __slots__ = ("chunks", "length", "packed")
+
+    def __init__(self, chunks: tuple[bytes, ...]) -> None:
+        self.chunks = chunks
+        self.length = sum(map(len, chunks))
+        #: ``(deflated, CRC-32, shift)`` once packed
+        self.packed: tuple[bytes, int, int] | None = None
+
+
 @dataclass
-class _Segment:
-    #: the plain chunks, kept alive: their ids are the segment's key in the cache
-    chunks: tuple[bytes, ...]
-    #: their raw deflate stream from a fresh compressor, ended by a sync flush
-    deflated: bytes
+class _Run:
+    """The segments of a run of consecutive workloads (the last one's key cuts), family by family."""
+
+    #: the workloads' line mappings, kept alive: their ids are the run's key in the cache
+    lines: tuple[Mapping[str, bytes], ...]
+    by_family: list[list[Segment]]
+
+
+def _run_segments(families: Sequence[Family], lines: Sequence[Mapping[str, bytes]]) -> list[list[Segment]]:
+    """Each family's lines of a run's workloads, as segments of at most about
+    :data:`COMPRESS_BATCH` bytes."""
+    out: list[list[Segment]] = []
+    for fam in families:
+        name = fam.name
+        segments: list[Segment] = []
+        current: list[bytes] = []
+        size = 0
+        for by_family in lines:
+            chunk = by_family.get(name)
+            if chunk:
+                current.append(chunk)
+                size += len(chunk)
+                if size >= COMPRESS_BATCH:
+                    segments.append(Segment(tuple(current)))
+                    current, size = [], 0
+        if current:
+            segments.append(Segment(tuple(current)))
+        out.append(segments)
+    return out
 
 
 class DeflateCache:
-    """Compressed segments kept from one generation's stream to the next: a segment whose chunks
-    are the same bytes objects as before (the workers store new objects for what they re-render)
-    is not compressed again. Only the segments of the latest stream are kept."""
+    """Segments kept from one generation to the next. The workloads are cut into runs (a run ends
+    after a workload whose key hashes to 0 modulo :data:`SEGMENT_SPREAD`); a run whose workloads
+    are the same line mappings as before (the workers store a new mapping for what they re-render,
+    and never change a stored one) keeps its segments, compressed or not, without its chunks being
+    looked at again. Only the runs of the latest generation are kept."""
 
     def __init__(self) -> None:
-        self._segments: dict[tuple[int, ...], _Segment] = {}
+        self._families: tuple[Family, ...] = ()
+        self._headers: list[Segment] = []
+        self._runs: dict[tuple[int, ...], _Run] = {}
         self._lock = threading.Lock()
         #: plain bytes compressed so far (tests and the benchmark read it)
         self.compressed_bytes = 0
 
-    def stream(self, segments: Sequence[tuple[bytes, ...]]) -> tuple[bytes, int, int]:
-        """``(raw deflate stream ending in a sync flush, CRC-32, length)`` of ``segments``' chunks."""
+    def segments(
+        self, families: Sequence[Family], lines: Sequence[Mapping[str, bytes]], ends: Sequence[int]
+    ) -> list[Segment]:
+        """The body's segments in output order: each family's header, then its lines run by run.
+        ``ends``: where each run but the last ends in ``lines`` (ascending)."""
         with self._lock:
-            kept: dict[tuple[int, ...], _Segment] = {}
+            if tuple(families) != self._families:
+                self._families = tuple(families)
+                self._headers = [Segment((fam.header,)) for fam in families]
+                self._runs = {}
+            kept: dict[tuple[int, ...], _Run] = {}
+            runs: list[_Run] = []
+            start = 0
+            for end in [*ends, len(lines)]:
+                if end <= start:
+                    continue
+                members = tuple(lines[start:end])
+                key = tuple(map(id, members))
+                run = kept.get(key) or self._runs.get(key)
+                if run is None:
+                    run = _Run(members, _run_segments(families, members))
+                kept[key] = run
+                runs.append(run)
+                start = end
+            self._runs = kept
+            headers = self._headers
+        out: list[Segment] = []
+        for i, header in enumerate(headers):
+            out.append(header)
+            for run in runs:
+                out.extend(run.by_family[i])
+        return out
+
+    def stream(self, segments: Sequence[Segment]) -> tuple[list[bytes], int, int]:
+        """``(raw deflate stream ending in a sync flush, in pieces; CRC-32; length)`` of
+        ``segments``' chunks. Only segments not packed before are compressed (zlib releases the
+        GIL while it compresses and while it checksums more than 5 KB); the CRC is combined from
+        the segments' own."""
+        with self._lock:
             out: list[bytes] = []
             crc = length = 0
-            for chunks in segments:
-                key = tuple(map(id, chunks))
-                seg = kept.get(key) or self._segments.get(key)
-                if seg is None:
-                    data = b"".join(chunks)
+            for seg in segments:
+                packed = seg.packed
+                if packed is None:
+                    data = b"".join(seg.chunks)
                     packer = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
-                    seg = _Segment(chunks, packer.compress(data) + packer.flush(zlib.Z_SYNC_FLUSH))
+                    deflated = packer.compress(data) + packer.flush(zlib.Z_SYNC_FLUSH)
+                    packed = seg.packed = (deflated, zlib.crc32(data), crc32.shift(len(data)))
                     self.compressed_bytes += len(data)
-                kept[key] = seg
-                out.append(seg.deflated)
-                for chunk in chunks:
-                    crc = zlib.crc32(chunk, crc)
-                    length += len(chunk)
-            self._segments = kept
-            return b"".join(out), crc, length
+                out.append(packed[0])
+                crc = crc32.concat(crc, packed[1], packed[2])
+                length += seg.length
+            return out, crc, length
 
 
-def _segments(
-    families: Sequence[Family], lines: Sequence[Mapping[str, bytes]], cuts: Sequence[bool]
-) -> tuple[list[bytes], list[tuple[bytes, ...]]]:
-    """The body's parts in output order, and the same parts grouped into segments: each family's
-    header alone, then its lines cut where ``cuts`` says (or at :data:`COMPRESS_BATCH` bytes)."""
-    parts: list[bytes] = []
-    segments: list[tuple[bytes, ...]] = []
-    for fam in families:
-        header = fam.header
-        parts.append(header)
-        segments.append((header,))
-        name = fam.name
-        current: list[bytes] = []
-        size = 0
-        for by_family, cut in zip(lines, cuts, strict=True):
-            chunk = by_family.get(name)
-            if chunk:
-                parts.append(chunk)
-                current.append(chunk)
-                size += len(chunk)
-            if current and (cut or size >= COMPRESS_BATCH):
-                segments.append(tuple(current))
-                current, size = [], 0
-        if current:
-            segments.append(tuple(current))
-    return parts, segments
-
-
-@dataclass
 class WorkloadBody:
-    """One generation's workload families: ``parts`` (headers and lines, in output order) and,
-    built once on demand, their raw deflate stream ended by a sync flush (from ``cache``'s
-    segments where they are unchanged)."""
+    """One generation's workload families: their :attr:`segments` (headers and lines, in output
+    order, references to the workers' bytes) and, built once on demand, their raw deflate stream
+    ended by a sync flush (from ``cache``'s segments where they are unchanged)."""
 
-    generation: int
-    parts: list[bytes]
-    series: int = 0
-    dropped_series: int = 0
-    dropped_workloads: int = 0
-    #: ``parts`` grouped into the segments of the stream (default: all of them as one)
-    segments: list[tuple[bytes, ...]] | None = field(default=None, repr=False)
-    cache: DeflateCache = field(default_factory=DeflateCache, repr=False)
-    _deflated: tuple[bytes, int, int] | None = field(default=None, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    def __init__(
+        self,
+        generation: int,
+        segments: Sequence[Segment],
+        series: int = 0,
+        dropped_series: int = 0,
+        dropped_workloads: int = 0,
+        cache: DeflateCache | None = None,
+    ) -> None:
+        self.generation = generation
+        self.segments = list(segments)
+        self.series = series
+        self.dropped_series = dropped_series
+        self.dropped_workloads = dropped_workloads
+        self.cache = cache or DeflateCache()
+        #: plain bytes of the body
+        self.size = sum(seg.length for seg in self.segments)
+        self._parts: list[bytes] | None = None
+        self._deflated: tuple[list[bytes], int, int] | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of_parts(cls, generation: int, parts: Sequence[bytes]) -> WorkloadBody:
+        """A body of ``parts`` as one segment."""
+        return cls(generation, [Segment(tuple(parts))])
 
     @classmethod
     def build(
@@ -208,30 +272,34 @@ class WorkloadBody:
         cache: DeflateCache | None = None,
     ) -> WorkloadBody:
         """``lines``: family name -> sample lines, per admitted workload (in output order, the
-        order of ``admitted.keys``, whose hashes cut the segments)."""
-        cuts = [hash(key) % SEGMENT_SPREAD == 0 for key in admitted.keys]
-        parts, segments = _segments(families, lines, cuts)
+        order of ``admitted.keys``, whose hashes cut the runs); a mapping given is never changed
+        afterwards (the cache knows it by its id)."""
+        cache = cache or DeflateCache()
+        ends = [i + 1 for i, key in enumerate(admitted.keys) if hash(key) % SEGMENT_SPREAD == 0]
         return cls(
             generation,
-            parts,
+            cache.segments(families, lines, ends),
             admitted.series,
             admitted.dropped_series,
             admitted.dropped_workloads,
-            segments,
-            cache or DeflateCache(),
+            cache,
         )
 
     @property
-    def size(self) -> int:
-        return sum(len(p) for p in self.parts)
+    def parts(self) -> list[bytes]:
+        """The body's chunks in output order (joined once per generation, for plain scrapes)."""
+        parts = self._parts
+        if parts is None:
+            parts = self._parts = [chunk for seg in self.segments for chunk in seg.chunks]
+        return parts
 
-    def deflated(self) -> tuple[bytes, int, int]:
-        """``(raw deflate stream ending in a sync flush, CRC-32, length)`` of :attr:`parts`,
-        computed by the first caller; concurrent scrapes wait for it instead of repeating it."""
+    def deflated(self) -> tuple[list[bytes], int, int]:
+        """``(raw deflate stream ending in a sync flush, in pieces; CRC-32; length)`` of
+        :attr:`parts`, computed by the first caller; concurrent scrapes wait for it instead of
+        repeating it."""
         with self._lock:
             if self._deflated is None:
-                segments = self.segments if self.segments is not None else [tuple(self.parts)]
-                self._deflated = self.cache.stream(segments)
+                self._deflated = self.cache.stream(self.segments)
             return self._deflated
 
 
@@ -242,4 +310,4 @@ def gzip_body(body: WorkloadBody, tail: bytes) -> list[bytes]:
     packer = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
     last = packer.compress(tail) + packer.flush(zlib.Z_FINISH)
     trailer = struct.pack("<II", zlib.crc32(tail, crc) & 0xFFFFFFFF, (length + len(tail)) & 0xFFFFFFFF)
-    return [_GZIP_HEADER, stream, last, trailer]
+    return [_GZIP_HEADER, *stream, last, trailer]
