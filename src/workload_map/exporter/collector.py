@@ -911,7 +911,10 @@ class Exporter:
                     self._resolved[key] = (rv, _slim(workload))
         if workload is not None and compiled is not None:
             try:
-                attribution = attribute_pods(compiled, obj, pods.values(), check_ownership=False)
+                # detail=False: render_workload reads the pods' names, readiness and the counts only
+                attribution = attribute_pods(
+                    compiled, obj, pods.values(), check_ownership=False, detail=False
+                )
             except WorkloadMapError as exc:
                 log.info("%s %s/%s: pods: %s", wk.kind, key[1], key[2], exc)
         return m.render_workload(base, info, workload, attribution, pods, pod_labels), settled

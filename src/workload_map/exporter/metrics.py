@@ -365,7 +365,7 @@ def render_generic(
     """The lines of a workload read generically (``--generic-types``): its info series (definition
     and origin ``generic``), its phase by kstatus's rules, the requests of the pods its owner chain
     reaches and those pods as one component, ``pods``."""
-    from workload_map.resolve.pods import pod_info
+    from workload_map.resolve.pods import pod_resources, pod_status
 
     out: dict[str, list[str]] = {}
 
@@ -377,9 +377,8 @@ def render_generic(
     add(PRIMARY_PHASE, [*base, ("phase", phase)], 1)
     for p in ALL_PHASES:
         add(PHASE, [*base, ("phase", p)], 1 if p == phase else 0)
-    infos = [pod_info(pod, "pods") for pod in pods.values()]
-    ready = sum(1 for i in infos if i.ready)
-    for resource, unit, value in resource_samples(sum_totals(i.resources for i in infos)):
+    ready = sum(1 for pod in pods.values() if pod_status(pod)[1])
+    for resource, unit, value in resource_samples(sum_totals(pod_resources(p) for p in pods.values())):
         add(RESOURCE_REQUESTS, [*base, ("resource", resource), ("unit", unit)], value)
     comp = [*base, ("component", "pods")]
     add(COMPONENT_PODS, [*comp, ("state", "desired")], len(pods))
