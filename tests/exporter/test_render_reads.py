@@ -142,3 +142,22 @@ def test_the_generic_reading_sums_requests_without_the_display_fields(
     assert f'wmap_workload_component_pods{{{base},component="pods",state="ready"}} 2\n' in text
     assert f'wmap_workload_resource_requests{{{base},resource="cpu",unit="core"}} 8\n' in text
     assert f'wmap_workload_resource_requests{{{base},resource="nvidia.com/gpu",unit="integer"}} 16\n' in text
+
+
+def test_labels_shared_by_a_workloads_lines_are_escaped_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workload's own labels (namespace, group, kind, name) are on ~40 lines of each workload
+    and its workload labels on each pod's line: written once per workload, not once per line."""
+    from workload_map.exporter import exposition
+
+    escaped: list[str] = []
+    escape = exposition.escape_label_value
+
+    def counting(value: str) -> str:
+        escaped.append(value)
+        return escape(value)
+
+    monkeypatch.setattr(exposition, "escape_label_value", counting)
+    body = render().decode()
+    assert body.count('kind="JobSet"') > 10 and body.count('workload_kind="JobSet"') == len(PODS)
+    assert escaped.count("JobSet") == 2  # the workload's labels, the pods' workload labels
+    assert escaped.count("replicatedjob") == 4  # its pod counts, requests and two instances' pods
