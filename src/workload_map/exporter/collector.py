@@ -669,6 +669,8 @@ class Exporter:
 
     def _kind_handler(self, wk: WatchedKind) -> EventHandler:
         def changed(obj: Stored) -> None:
+            if not self._pods_synced.is_set():
+                return  # as for pods (_on_pod): nothing renders before; _await_pods enqueues all
             if wk.renders:
                 self.queue.add((wk.id, namespace_of(obj), name_of(obj)))
             for key in self._ancestors(obj):
