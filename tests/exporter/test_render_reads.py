@@ -180,3 +180,70 @@ def test_owner_events_of_the_first_lists_enqueue_nothing(monkeypatch: pytest.Mon
     exporter._pods_synced.set()  # later events are handled one by one
     handler.on_add(jobset())
     assert len(exporter.queue) == 1
+
+
+class Store:
+    """What _enqueue_all and the owner walk read of an informer's store."""
+
+    def __init__(self, objs: list[dict[str, Any]]) -> None:
+        self.objs = objs
+
+    def list(self) -> list[dict[str, Any]]:
+        return self.objs
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return next((o for o in self.objs if o["metadata"]["name"] == name), None)
+
+
+def test_the_start_climbs_each_controllers_chain_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At the start every stored object of a rendering kind is checked for being top-level, the
+    100,000 pods too (a definition covers pods): the pods of one Job share its chain."""
+    from types import SimpleNamespace
+
+    from tests.support.kube import owner_reference
+
+    exporter, jobsets = exporter_and_kind()
+    js = jobset()
+    jobs = [
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {**meta, "ownerReferences": [owner_reference(js)]},
+        }
+        for meta in ({"name": "lw-leader-0", "uid": "job-1"}, {"name": "lw-workers-0", "uid": "job-2"})
+    ]
+    pods = [
+        {"metadata": {"name": f"{job['metadata']['name']}-{i}", "ownerReferences": [owner_reference(job)]}}
+        for job in jobs
+        for i in range(10)
+    ]
+    pods.append({"metadata": {"name": "bare"}})
+    for kind in (
+        jobsets,
+        *(
+            WatchedKind(g, "v1", k, p, True, jobsets.entry)
+            for g, k, p in (("batch", "Job", "jobs"), ("", "Pod", "pods"))
+        ),
+    ):
+        exporter.kinds[kind.id] = kind
+    for kind, objs in zip(exporter.kinds.values(), ([js], jobs, pods), strict=True):
+        kind.informers = [
+            SimpleNamespace(
+                store=Store([{"apiVersion": kind.api_version, "kind": kind.kind, **o} for o in objs])
+            )
+        ]
+    climbs: list[str] = []
+    top_level = exporter._top_level
+
+    def counting(obj: Any) -> bool:
+        climbs.append(obj["metadata"]["name"])
+        return top_level(obj)
+
+    monkeypatch.setattr(exporter, "_top_level", counting)
+    exporter._enqueue_all()
+    queued = []
+    while (key := exporter.queue.get(timeout=0)) is not None:
+        queued.append(key)
+    assert sorted(queued) == [("/Pod", "", "bare"), (jobsets.id, "ml", "leader-workers")]
+    # the JobSet, the two Jobs (one controller), each Job's pods once, the bare pod
+    assert sorted(climbs) == ["bare", "leader-workers", "lw-leader-0", "lw-leader-0-0", "lw-workers-0-0"]
