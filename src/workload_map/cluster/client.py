@@ -541,7 +541,13 @@ class KubeClient:
         self, path: str, params: Mapping[str, Any] | None = None, *, until: Deadline | None = None
     ) -> dict[str, Any]:
         """GET and decode the JSON body (an object; anything else is an ApiError naming the request)."""
-        return self._json(self.request("GET", path, params=params, until=until))
+        response = self.request("GET", path, params=params, until=until)
+        try:
+            return self._json(response)
+        finally:
+            # httpx keeps a response in a reference cycle with its stream: freed only by the cyclic
+            # collector, it would keep its body (a list page: megabytes) until then
+            response._content = b""
 
     def get_document(
         self,
