@@ -388,7 +388,8 @@ def test_connection_refused_is_clear() -> None:
 def test_a_read_response_is_freed_without_the_cyclic_collector() -> None:
     """httpx's response and its stream refer to each other; the client breaks that cycle once the
     body is read, so a list page's body is freed by reference counting as soon as the caller drops
-    it (the one-shot commands pause the cyclic collector: cli/collector_pause.py)."""
+    it (the one-shot commands pause the cyclic collector, cli/collector_pause.py; the exporter runs
+    it rarely, runtime/gcthresholds.py)."""
     import gc
 
     pages = {

@@ -3,14 +3,24 @@ explicit unattributed bucket instead of failing the workload."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.resolve.builders import definition, jobset_definition, lws_definition
 from workload_map.errors import WorkloadMapError
-from workload_map.resolve.pods import OwnerResolver, attribute_pods, belongs_to, pod_status
+from workload_map.resolve.pods import (
+    OwnerResolver,
+    PodAttribution,
+    PodInfo,
+    attribute_pods,
+    belongs_to,
+    pod_status,
+)
+from workload_map.resolve.resources import EMPTY_TOTALS
 
 UID = "uid-root"
 
@@ -318,3 +328,109 @@ def test_random_pods_never_fail_the_workload(pods: list[Any], which: bool, check
     except WorkloadMapError as exc:  # pragma: no cover - would be a bug: pods must never fail it
         raise AssertionError(f"a pod failed the workload: {exc}") from exc
     assert len(att.pods) + len(att.unattributed) + len(att.not_owned) == len(pods)
+
+
+def _without_detail(att: PodAttribution) -> tuple[Any, ...]:
+    """``att`` with every pod's display fields at their defaults (what ``detail=False`` gives)."""
+
+    def lean(p: PodInfo) -> PodInfo:
+        return replace(
+            p,
+            resources=EMPTY_TOTALS,
+            status="",
+            restarts=0,
+            message=None,
+            readiness_gates=None,
+            containers=(),
+        )
+
+    components = tuple(
+        replace(
+            c,
+            instances=tuple(replace(i, pods=tuple(lean(p) for p in i.pods)) for i in c.instances),
+        )
+        for c in att.components
+    )
+    return components, att.unattributed, att.not_owned
+
+
+_states = st.sampled_from(
+    [
+        None,  # pod()'s own Ready condition
+        {
+            "phase": "Pending",
+            "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}],
+        },
+        {"phase": "Failed", "reason": "Evicted"},
+        {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "False"}],
+            "containerStatuses": [
+                {"name": "c", "restartCount": 4, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}
+            ],
+        },
+    ]
+)
+_status_pods = st.lists(
+    st.builds(
+        lambda n, lab, uid, ready, node, state: pod(
+            n, lab, owner_uid=uid, ready=ready, node=node, status=state, gpus=1
+        ),
+        st.text(max_size=4),
+        _labels,
+        st.sampled_from([UID, None, "z"]),
+        st.booleans(),
+        st.sampled_from([None, "node-a", "node-b"]),
+        _states,
+    ),
+    max_size=8,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pods=_status_pods, which=st.booleans(), check=st.booleans())
+def test_attribution_without_detail_claims_and_counts_as_the_full_one(
+    pods: list[Any], which: bool, check: bool
+) -> None:
+    """The exporter's ``detail=False``: the same components, instances, counts, nodes, pods (name,
+    readiness, reason, node, replica key...), unattributed and not-owned pods; only the display
+    fields are left unset, and the requests it did not read are refused rather than summed as 0."""
+    d, obj = (PYTORCH, PT_OBJ) if which else (JOBSET, JS_OBJ)
+    full = attribute_pods(d, obj, pods, check_ownership=check)
+    lean = attribute_pods(d, obj, pods, check_ownership=check, detail=False)
+    assert _without_detail(lean) == _without_detail(full)
+    assert _without_detail(lean) == (lean.components, lean.unattributed, lean.not_owned)
+    assert full.detailed and not lean.detailed
+    assert full.resources.gpus == len(full.pods)
+    with pytest.raises(ValueError):
+        _ = lean.resources
+
+
+def test_attribution_without_detail_leaves_kubectl_status_and_requests_unread() -> None:
+    crashing = pod(
+        "job-worker-0",
+        {RT: "worker"},
+        status={
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "False", "reason": "ContainersNotReady"}],
+            "containerStatuses": [
+                {"name": "c", "restartCount": 4, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}
+            ],
+        },
+        gpus=1,
+    )
+    full = attribute_pods(PYTORCH, PT_OBJ, [crashing]).pods[0]
+    lean = attribute_pods(PYTORCH, PT_OBJ, [crashing], detail=False).pods[0]
+    assert (full.status, full.restarts, full.resources.gpus, len(full.containers)) == (
+        "CrashLoopBackOff",
+        4,
+        1,
+        1,
+    )
+    assert (lean.status, lean.restarts, lean.resources, lean.containers) == ("", 0, EMPTY_TOTALS, ())
+    assert (lean.name, lean.ready, lean.reason, lean.node) == (
+        full.name,
+        False,
+        "ContainersNotReady",
+        "node-a",
+    )

@@ -56,6 +56,7 @@ from workload_map.kube.objects import (
     name_of,
     namespace_of,
     owner_uids,
+    ref_key,
     uid_of,
 )
 from workload_map.kube.owners import climb, descendants
@@ -453,10 +454,20 @@ class Exporter:
         top-level owner renders it."""
         with self._lock:
             kinds = [k for k in self.kinds.values() if k.renders]
+        # The chain above an object is its controller's: the pods of one Job (a definition covers
+        # pods too, so all 100,000 are looked at) climb it once, not once each.
+        chains: dict[tuple[tuple[str, str, str, str], str], bool] = {}
         for wk in kinds:
             for inf in wk.informers:
                 for obj in inf.store.list():
-                    if self._top_level(obj):
+                    ref = controller_ref(obj)
+                    if ref is None:
+                        top = self._top_level(obj)
+                    else:
+                        key = (ref_key(namespace_of(obj), ref), str(ref.get("uid") or ""))
+                        found = chains.get(key)
+                        top = chains[key] = self._top_level(obj) if found is None else found
+                    if top:
                         self.queue.add((wk.id, namespace_of(obj), name_of(obj)))
 
     def _discovery_loop(self) -> None:
@@ -669,6 +680,8 @@ class Exporter:
 
     def _kind_handler(self, wk: WatchedKind) -> EventHandler:
         def changed(obj: Stored) -> None:
+            if not self._pods_synced.is_set():
+                return  # as for pods (_on_pod): nothing renders before; _await_pods enqueues all
             if wk.renders:
                 self.queue.add((wk.id, namespace_of(obj), name_of(obj)))
             for key in self._ancestors(obj):
@@ -911,7 +924,10 @@ class Exporter:
                     self._resolved[key] = (rv, _slim(workload))
         if workload is not None and compiled is not None:
             try:
-                attribution = attribute_pods(compiled, obj, pods.values(), check_ownership=False)
+                # detail=False: render_workload reads the pods' names, readiness and the counts only
+                attribution = attribute_pods(
+                    compiled, obj, pods.values(), check_ownership=False, detail=False
+                )
             except WorkloadMapError as exc:
                 log.info("%s %s/%s: pods: %s", wk.kind, key[1], key[2], exc)
         return m.render_workload(base, info, workload, attribution, pods, pod_labels), settled

@@ -28,7 +28,10 @@ __all__ = [
     "escape_help",
     "escape_label_value",
     "format_value",
+    "join_labels",
+    "label_text",
     "sample",
+    "sample_line",
 ]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -95,12 +98,27 @@ def format_value(value: float) -> str:
     return repr(value)
 
 
+def label_text(labels: Sequence[tuple[str, str]]) -> str:
+    """``labels`` as written between a sample's braces (``k="v",...``, values cut and escaped)."""
+    return ",".join(f'{k}="{escape_label_value(v)}"' for k, v in labels)
+
+
+def join_labels(*texts: str) -> str:
+    """Label texts (:func:`label_text`) written one after the other, the empty ones left out."""
+    return ",".join(t for t in texts if t)
+
+
 def sample(name: str, labels: Sequence[tuple[str, str]], value: float) -> str:
     """One sample line (with the trailing newline)."""
+    return sample_line(name, label_text(labels), value)
+
+
+def sample_line(name: str, labels: str, value: float) -> str:
+    """One sample line of labels already written (:func:`label_text`): a caller writing many lines
+    with the same labels (a workload's namespace, kind and name) escapes them once."""
     if not labels:
         return f"{name} {format_value(value)}\n"
-    inner = ",".join(f'{k}="{escape_label_value(v)}"' for k, v in labels)
-    return f"{name}{{{inner}}} {format_value(value)}\n"
+    return f"{name}{{{labels}}} {format_value(value)}\n"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workload_map import messages as msg
-from workload_map.exporter.exposition import Family, encode
+from workload_map.exporter.exposition import Family, encode, join_labels, label_text, sample_line
 from workload_map.model.definition import ResourceStatus
 from workload_map.resolve.dra import GPU_DEVICE_CLASSES, gpus_of
 from workload_map.resolve.pods import PodAttribution
@@ -268,6 +268,10 @@ def _component_totals(workload: Workload) -> dict[str, ResourceTotals]:
     return out
 
 
+#: ``state="..."`` of the pod count series, written once.
+_STATE_TEXT = {state: label_text([("state", state)]) for state in ("desired", "current", "ready")}
+
+
 def render_workload(
     base: Labels,
     info_labels: Labels,
@@ -281,78 +285,75 @@ def render_workload(
     ``base``: namespace/group/kind/name labels; ``info_labels``: extra labels of the info series;
     ``workload``/``attribution`` are ``None`` when resolving failed; ``pods``: the owned pods by
     name; ``pod_labels``: workload labels of the pod info series (``workload_kind``...).
+    Labels shared by many lines (``base``, a component's, ``pod_labels``) are escaped once.
     """
     out: dict[str, list[str]] = {}
 
-    def add(family: Family, labels: Labels, value: float) -> None:
-        out.setdefault(family.name, []).append(family.line(labels, value))
+    def add(family: Family, value: float, *labels: str) -> None:
+        out.setdefault(family.name, []).append(sample_line(family.name, join_labels(*labels), value))
 
-    add(WORKLOAD_INFO, base + info_labels, 1)
+    def counts(family: Family, labels: str, desired: int, current: int, ready: int) -> None:
+        for state, value in (("desired", desired), ("current", current), ("ready", ready)):
+            add(family, value, labels, _STATE_TEXT[state])
+
+    base_text = label_text(base)
+    add(WORKLOAD_INFO, 1, base_text, label_text(info_labels))
     if workload is None:
-        add(RESOLVE_FAILED, base, 1)
+        add(RESOLVE_FAILED, 1, base_text)
     else:
-        add(RESOLVE_FAILED, base, 0)
-        add(PRIMARY_PHASE, [*base, ("phase", workload.primary_phase.value)], 1)
+        add(RESOLVE_FAILED, 0, base_text)
+        add(PRIMARY_PHASE, 1, base_text, label_text([("phase", workload.primary_phase.value)]))
         matched = {p.value for p in workload.phases}
         for phase in ALL_PHASES:
-            add(PHASE, [*base, ("phase", phase)], 1 if phase in matched else 0)
+            add(PHASE, 1 if phase in matched else 0, base_text, label_text([("phase", phase)]))
         for resource, unit, value in resource_samples(workload.resources):
-            add(RESOURCE_REQUESTS, [*base, ("resource", resource), ("unit", unit)], value)
+            add(RESOURCE_REQUESTS, value, base_text, label_text([("resource", resource), ("unit", unit)]))
         for comp_name, totals in _component_totals(workload).items():
+            comp_text = join_labels(base_text, label_text([("component", comp_name)]))
             for resource, unit, value in resource_samples(totals):
                 add(
                     COMPONENT_RESOURCE_REQUESTS,
-                    [*base, ("component", comp_name), ("resource", resource), ("unit", unit)],
                     value,
+                    comp_text,
+                    label_text([("resource", resource), ("unit", unit)]),
                 )
     claimed: set[str] = set()
+    pod_labels_text = label_text(pod_labels)
     if attribution is not None:
         for cp in attribution.components:
-            comp_labels = [*base, ("component", cp.name)]
-            add(COMPONENT_PODS, [*comp_labels, ("state", "desired")], cp.desired)
-            add(COMPONENT_PODS, [*comp_labels, ("state", "current")], cp.current)
-            add(COMPONENT_PODS, [*comp_labels, ("state", "ready")], cp.ready)
+            comp_text = join_labels(base_text, label_text([("component", cp.name)]))
+            counts(COMPONENT_PODS, comp_text, cp.desired, cp.current, cp.ready)
             for inst in cp.instances:
                 if inst.instance_id:  # the roles a query must tell apart
-                    inst_labels = [*comp_labels, ("instance", inst.instance_id)]
-                    add(INSTANCE_PODS, [*inst_labels, ("state", "desired")], inst.desired)
-                    add(INSTANCE_PODS, [*inst_labels, ("state", "current")], inst.current)
-                    add(INSTANCE_PODS, [*inst_labels, ("state", "ready")], inst.ready)
+                    inst_text = join_labels(comp_text, label_text([("instance", inst.instance_id)]))
+                    counts(INSTANCE_PODS, inst_text, inst.desired, inst.current, inst.ready)
             for inst in cp.instances:
+                placed = label_text([("component", cp.name), ("instance", inst.instance_id)])
                 for p in inst.pods:
                     claimed.add(p.name)
-                    add(
-                        POD_INFO,
-                        _pod_info(pods.get(p.name), p.name, pod_labels, cp.name, inst.instance_id),
-                        1,
-                    )
-        add(UNATTRIBUTED_PODS, base, len(attribution.unattributed))
+                    add(POD_INFO, 1, *_pod_info(pods.get(p.name), p.name, pod_labels_text, placed))
+        add(UNATTRIBUTED_PODS, len(attribution.unattributed), base_text)
+    unplaced = label_text([("component", ""), ("instance", "")])
     for name in sorted(pods):
         if name not in claimed:
-            add(POD_INFO, _pod_info(pods[name], name, pod_labels, "", ""), 1)
+            add(POD_INFO, 1, *_pod_info(pods[name], name, pod_labels_text, unplaced))
     return {k: encode("".join(v)) for k, v in out.items()}
 
 
 def _pod_info(
-    pod: Mapping[str, Any] | None,
-    name: str,
-    pod_labels: Sequence[tuple[str, str]],
-    component: str,
-    instance: str,
-) -> Labels:
+    pod: Mapping[str, Any] | None, name: str, pod_labels: str, placed: str
+) -> tuple[str, str, str, str]:
+    """The label texts of a pod's info series, in order: its namespace, name and uid, then
+    ``pod_labels`` (the workload's, written), ``placed`` (its component and instance, written),
+    then its node."""
     meta = pod.get("metadata") if pod is not None else None
     meta = meta if isinstance(meta, Mapping) else {}
     spec = pod.get("spec") if pod is not None else None
     node = spec.get("nodeName") if isinstance(spec, Mapping) else None
-    return [
-        ("namespace", str(meta.get("namespace") or "")),
-        ("pod", name),
-        ("uid", str(meta.get("uid") or "")),
-        *pod_labels,
-        ("component", component),
-        ("instance", instance),
-        ("node", node if isinstance(node, str) else ""),
-    ]
+    own = label_text(
+        [("namespace", str(meta.get("namespace") or "")), ("pod", name), ("uid", str(meta.get("uid") or ""))]
+    )
+    return own, pod_labels, placed, label_text([("node", node if isinstance(node, str) else "")])
 
 
 def render_generic(
@@ -365,7 +366,7 @@ def render_generic(
     """The lines of a workload read generically (``--generic-types``): its info series (definition
     and origin ``generic``), its phase by kstatus's rules, the requests of the pods its owner chain
     reaches and those pods as one component, ``pods``."""
-    from workload_map.resolve.pods import pod_info
+    from workload_map.resolve.pods import pod_resources, pod_status
 
     out: dict[str, list[str]] = {}
 
@@ -377,14 +378,17 @@ def render_generic(
     add(PRIMARY_PHASE, [*base, ("phase", phase)], 1)
     for p in ALL_PHASES:
         add(PHASE, [*base, ("phase", p)], 1 if p == phase else 0)
-    infos = [pod_info(pod, "pods") for pod in pods.values()]
-    ready = sum(1 for i in infos if i.ready)
-    for resource, unit, value in resource_samples(sum_totals(i.resources for i in infos)):
+    ready = sum(1 for pod in pods.values() if pod_status(pod)[1])
+    for resource, unit, value in resource_samples(sum_totals(pod_resources(p) for p in pods.values())):
         add(RESOURCE_REQUESTS, [*base, ("resource", resource), ("unit", unit)], value)
     comp = [*base, ("component", "pods")]
     add(COMPONENT_PODS, [*comp, ("state", "desired")], len(pods))
     add(COMPONENT_PODS, [*comp, ("state", "current")], len(pods))
     add(COMPONENT_PODS, [*comp, ("state", "ready")], ready)
+    pod_labels_text = label_text(pod_labels)
+    placed = label_text([("component", "pods"), ("instance", "")])
     for name in sorted(pods):
-        add(POD_INFO, _pod_info(pods[name], name, pod_labels, "pods", ""), 1)
+        out.setdefault(POD_INFO.name, []).append(
+            sample_line(POD_INFO.name, join_labels(*_pod_info(pods[name], name, pod_labels_text, placed)), 1)
+        )
     return {k: encode("".join(v)) for k, v in out.items()}

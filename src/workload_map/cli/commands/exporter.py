@@ -120,6 +120,7 @@ def command(
     from workload_map.exporter.sharding import Shard
     from workload_map.logs import configure_logging
     from workload_map.runtime.allocator import tune_allocator
+    from workload_map.runtime.gcthresholds import tune_gc
     from workload_map.runtime.http import parse_listen
 
     configure_logging(getattr(logging, log_level.upper(), logging.INFO))
@@ -127,6 +128,7 @@ def command(
     tuned = tune_allocator()
     if tuned:
         logging.getLogger("workload_map.exporter").debug("malloc settings: %s", tuned)
+    tune_gc()  # full collections walked the filling stores again and again (runtime/gcthresholds.py)
     state = get_state()
     try:
         host, port = parse_listen(listen)
