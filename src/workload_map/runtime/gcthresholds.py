@@ -11,7 +11,8 @@ container objects instead of 700 and the oldest after 100 middle
 collections instead of 10 (and middle ones after 20 young ones): at the same size about 1 s of
 collections in all, none of the oldest, and the exporter's CPU 5.7 s instead of 8.9 s.
 Cyclic garbage now waits longer in the older generations, so a large object must not hang on a
-cycle: the API client drops the bodies it decoded (httpx responses are cycles with their streams).
+cycle: the API client breaks the one an httpx response makes with its stream once the body is read
+(``cluster/client.py``), so a list page's body goes with the last reference to it.
 """
 
 from __future__ import annotations
