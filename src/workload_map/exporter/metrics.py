@@ -272,6 +272,26 @@ def _component_totals(workload: Workload) -> dict[str, ResourceTotals]:
 _STATE_TEXT = {state: label_text([("state", state)]) for state in ("desired", "current", "ready")}
 
 
+class _Lines:
+    """A workload's sample lines by family, from label texts already written (:func:`label_text`):
+    labels shared by many lines (the workload's, a component's, the pods' workload labels) are
+    escaped once."""
+
+    def __init__(self) -> None:
+        self.out: dict[str, list[str]] = {}
+
+    def add(self, family: Family, value: float, *labels: str) -> None:
+        self.out.setdefault(family.name, []).append(sample_line(family.name, join_labels(*labels), value))
+
+    def counts(self, family: Family, labels: str, desired: int, current: int, ready: int) -> None:
+        """The desired, current and ready pod counts of ``labels``."""
+        for state, value in (("desired", desired), ("current", current), ("ready", ready)):
+            self.add(family, value, labels, _STATE_TEXT[state])
+
+    def encoded(self) -> dict[str, bytes]:
+        return {k: encode("".join(v)) for k, v in self.out.items()}
+
+
 def render_workload(
     base: Labels,
     info_labels: Labels,
@@ -287,15 +307,8 @@ def render_workload(
     name; ``pod_labels``: workload labels of the pod info series (``workload_kind``...).
     Labels shared by many lines (``base``, a component's, ``pod_labels``) are escaped once.
     """
-    out: dict[str, list[str]] = {}
-
-    def add(family: Family, value: float, *labels: str) -> None:
-        out.setdefault(family.name, []).append(sample_line(family.name, join_labels(*labels), value))
-
-    def counts(family: Family, labels: str, desired: int, current: int, ready: int) -> None:
-        for state, value in (("desired", desired), ("current", current), ("ready", ready)):
-            add(family, value, labels, _STATE_TEXT[state])
-
+    lines = _Lines()
+    add, counts = lines.add, lines.counts
     base_text = label_text(base)
     add(WORKLOAD_INFO, 1, base_text, label_text(info_labels))
     if workload is None:
@@ -337,7 +350,7 @@ def render_workload(
     for name in sorted(pods):
         if name not in claimed:
             add(POD_INFO, 1, *_pod_info(pods[name], name, pod_labels_text, unplaced))
-    return {k: encode("".join(v)) for k, v in out.items()}
+    return lines.encoded()
 
 
 def _pod_info(
@@ -368,27 +381,26 @@ def render_generic(
     reaches and those pods as one component, ``pods``."""
     from workload_map.resolve.pods import pod_resources, pod_status
 
-    out: dict[str, list[str]] = {}
-
-    def add(family: Family, labels: Labels, value: float) -> None:
-        out.setdefault(family.name, []).append(family.line(labels, value))
-
-    add(WORKLOAD_INFO, base + info_labels, 1)
-    add(RESOLVE_FAILED, base, 0)
-    add(PRIMARY_PHASE, [*base, ("phase", phase)], 1)
+    lines = _Lines()
+    add = lines.add
+    base_text = label_text(base)
+    add(WORKLOAD_INFO, 1, base_text, label_text(info_labels))
+    add(RESOLVE_FAILED, 0, base_text)
+    add(PRIMARY_PHASE, 1, base_text, label_text([("phase", phase)]))
     for p in ALL_PHASES:
-        add(PHASE, [*base, ("phase", p)], 1 if p == phase else 0)
+        add(PHASE, 1 if p == phase else 0, base_text, label_text([("phase", p)]))
     ready = sum(1 for pod in pods.values() if pod_status(pod)[1])
     for resource, unit, value in resource_samples(sum_totals(pod_resources(p) for p in pods.values())):
-        add(RESOURCE_REQUESTS, [*base, ("resource", resource), ("unit", unit)], value)
-    comp = [*base, ("component", "pods")]
-    add(COMPONENT_PODS, [*comp, ("state", "desired")], len(pods))
-    add(COMPONENT_PODS, [*comp, ("state", "current")], len(pods))
-    add(COMPONENT_PODS, [*comp, ("state", "ready")], ready)
+        add(RESOURCE_REQUESTS, value, base_text, label_text([("resource", resource), ("unit", unit)]))
+    lines.counts(
+        COMPONENT_PODS,
+        join_labels(base_text, label_text([("component", "pods")])),
+        len(pods),
+        len(pods),
+        ready,
+    )
     pod_labels_text = label_text(pod_labels)
     placed = label_text([("component", "pods"), ("instance", "")])
     for name in sorted(pods):
-        out.setdefault(POD_INFO.name, []).append(
-            sample_line(POD_INFO.name, join_labels(*_pod_info(pods[name], name, pod_labels_text, placed)), 1)
-        )
-    return {k: encode("".join(v)) for k, v in out.items()}
+        add(POD_INFO, 1, *_pod_info(pods[name], name, pod_labels_text, placed))
+    return lines.encoded()
