@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from workload_map.errors import ClusterError, WorkloadMapError
+from workload_map.kube.objects import namespace_of
 from workload_map.quarantine import Quarantine
 from workload_map.runtime.informer import EventHandler, Informer
 from workload_map.server.errors import HttpError, from_cluster_error
@@ -56,6 +57,15 @@ PodSubscriber = Callable[[str, dict[str, Any]], None]
 #: (namespace of a DRA claim or template that was added, changed or deleted)
 ClaimSubscriber = Callable[[str], None]
 F = TypeVar("F", Subscriber, PodSubscriber, ClaimSubscriber)
+
+
+def _notify(subscribers: Sequence[Callable[..., None]], what: str, *args: Any) -> None:
+    """Call every subscriber with ``args`` (a copy of the list: one may unsubscribe meanwhile)."""
+    for fn in list(subscribers):
+        try:
+            fn(*args)
+        except Exception:  # a broken subscriber must not stop the informer
+            log.exception("%s failed", what)
 
 
 @dataclass(frozen=True)
@@ -317,11 +327,7 @@ class ClusterState:
 
     def _handler(self, key: str) -> EventHandler:
         def emit(kind: str, obj: dict[str, Any]) -> None:
-            for fn in list(self._subscribers):
-                try:
-                    fn(kind, key, obj)
-                except Exception:  # a broken subscriber must not stop the informer
-                    log.exception("subscriber failed")
+            _notify(self._subscribers, "subscriber", kind, key, obj)
 
         return EventHandler(
             on_add=lambda o: emit("added", o),
@@ -331,11 +337,7 @@ class ClusterState:
 
     def _pod_handler(self) -> EventHandler:
         def emit(kind: str, pod: dict[str, Any]) -> None:
-            for fn in list(self._pod_subscribers):
-                try:
-                    fn(kind, pod)
-                except Exception:  # a broken subscriber must not stop the informer
-                    log.exception("pod subscriber failed")
+            _notify(self._pod_subscribers, "pod subscriber", kind, pod)
 
         def updated(old: dict[str, Any], new: dict[str, Any]) -> None:
             if pod_signature(old) != pod_signature(new):
@@ -349,12 +351,7 @@ class ClusterState:
 
     def _claim_handler(self) -> EventHandler:
         def emit(claim: dict[str, Any]) -> None:
-            namespace = str((claim.get("metadata") or {}).get("namespace") or "")
-            for fn in list(self._claim_subscribers):
-                try:
-                    fn(namespace)
-                except Exception:  # a broken subscriber must not stop the informer
-                    log.exception("claim subscriber failed")
+            _notify(self._claim_subscribers, "claim subscriber", namespace_of(claim))
 
         return EventHandler(on_add=emit, on_update=lambda _old, new: emit(new), on_delete=emit)
 
